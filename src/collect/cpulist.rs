@@ -1,0 +1,116 @@
+//! Parses and prints the kernel's CPU list syntax (`0-3,8,10-11`, `0-7:2`).
+
+use std::fmt::Write as _;
+
+/// Parses a kernel CPU list; empty text, `(null)` and white space mean no CPUs.
+pub fn parse(text: &str) -> Result<Vec<u32>, String> {
+    let text = text.trim().trim_matches('\0').trim();
+    if text.is_empty() || text == "(null)" {
+        return Ok(Vec::new());
+    }
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let (range, stride) = match part.split_once(':') {
+            Some((r, s)) => {
+                let s: u32 = s.parse().map_err(|_| format!("bad stride in {part:?}"))?;
+                (r, s.max(1))
+            }
+            None => (part, 1),
+        };
+        let (lo, hi) = match range.split_once('-') {
+            Some((a, b)) => (num(a, part)?, num(b, part)?),
+            None => {
+                let n = num(range, part)?;
+                (n, n)
+            }
+        };
+        if hi < lo {
+            return Err(format!("range runs backwards in {part:?}"));
+        }
+        if hi - lo > 1 << 20 {
+            return Err(format!("range too large in {part:?}"));
+        }
+        cpus.extend((lo..=hi).step_by(stride as usize));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+fn num(s: &str, part: &str) -> Result<u32, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("not a CPU number in {part:?}"))
+}
+
+/// Formats CPUs as a compact kernel CPU list (`0-3,8`); empty gives `""`.
+pub fn format(cpus: &[u32]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if start == end {
+            let _ = write!(out, "{start}");
+        } else {
+            let _ = write!(out, "{start}-{end}");
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ranges_singles_and_newline() {
+        assert_eq!(parse("0-3,8,10-11\n").unwrap(), [0, 1, 2, 3, 8, 10, 11]);
+    }
+
+    #[test]
+    fn parses_overlapping_and_unsorted_lists_once() {
+        assert_eq!(parse("1,3-5,9,2-4").unwrap(), [1, 2, 3, 4, 5, 9]);
+    }
+
+    #[test]
+    fn parses_stride() {
+        assert_eq!(parse("0-7:2").unwrap(), [0, 2, 4, 6]);
+    }
+
+    #[test]
+    fn null_and_padding_mean_empty() {
+        assert!(parse("(null)\n").unwrap().is_empty());
+        assert!(parse(&format!("{}(null)\n", " ".repeat(90))).unwrap().is_empty());
+        assert!(parse("\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(parse("3-x").is_err());
+        assert!(parse("5-2").is_err());
+        assert!(parse("0-4294967295").is_err());
+    }
+
+    #[test]
+    fn formats_runs() {
+        assert_eq!(format(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(format(&[5]), "5");
+        assert_eq!(format(&[]), "");
+    }
+}

@@ -1,0 +1,4 @@
+//! The only code that touches the operating system: kernel files, MSRs and
+//! perf counters, live or from a captured tree.
+
+pub mod fs;
