@@ -1,7 +1,18 @@
 //! One module per kernel interface. Each turns raw text (or raw counters)
 //! into plain data; none of them computes a rate.
 
+pub mod cpufreq;
+pub mod cpuidle;
+pub mod cpuinfo;
 pub mod cpulist;
+pub mod facts;
+pub mod hwmon;
+pub mod interrupts;
+pub mod powercap;
+pub mod softirqs;
+pub mod stat;
+pub mod topology;
+pub mod x86;
 
 use thiserror::Error;
 

@@ -2,3 +2,5 @@
 //! perf counters, live or from a captured tree.
 
 pub mod fs;
+pub mod msr;
+pub mod perf;
