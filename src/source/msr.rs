@@ -1,1 +1,506 @@
-//! (being written)
+//! Model-specific register access: the `MsrAccess` trait, the live
+//! `/dev/cpu/N/msr` reader, a map-backed fake, a recorder for captures, and
+//! the text table that stores recorded reads in a captured tree.
+//!
+//! The msr driver reads register `reg` of CPU N with `pread(fd, 8, reg)`.
+//! Registers are not bytes: a sparse file only stands in for the device when
+//! the registers in it are at least 8 apart, so unit tests use `FakeMsr`.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::collect::ParseError;
+
+/// Reads one 64-bit MSR of one CPU.
+pub trait MsrAccess {
+    /// Reads register `reg` of CPU `cpu`; EIO means the CPU lacks the register.
+    fn read(&mut self, cpu: u32, reg: u32) -> io::Result<u64>;
+}
+
+impl<M: MsrAccess + ?Sized> MsrAccess for Box<M> {
+    fn read(&mut self, cpu: u32, reg: u32) -> io::Result<u64> {
+        (**self).read(cpu, reg)
+    }
+}
+
+impl<M: MsrAccess + ?Sized> MsrAccess for &mut M {
+    fn read(&mut self, cpu: u32, reg: u32) -> io::Result<u64> {
+        (**self).read(cpu, reg)
+    }
+}
+
+/// Reads `<dev>/cpu/N/msr`, opened read-only once per CPU and kept open.
+#[derive(Debug)]
+pub struct DevMsr {
+    dev_root: PathBuf,
+    files: HashMap<u32, File>,
+}
+
+impl DevMsr {
+    /// Creates a reader under a device root (normally `/dev`); opens nothing yet.
+    pub fn new(dev_root: &Path) -> Self {
+        DevMsr {
+            dev_root: dev_root.to_path_buf(),
+            files: HashMap::new(),
+        }
+    }
+
+    /// Returns the device path of one CPU: `<dev>/cpu/N/msr`.
+    pub fn path(&self, cpu: u32) -> PathBuf {
+        self.dev_root.join("cpu").join(cpu.to_string()).join("msr")
+    }
+
+    /// Opens CPU `cpu`'s device and says, for the user, why MSRs are unusable.
+    pub fn probe(&mut self, cpu: u32) -> Result<(), String> {
+        match self.file(cpu) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.open_reason(cpu, &e)),
+        }
+    }
+
+    fn file(&mut self, cpu: u32) -> io::Result<&File> {
+        if !self.files.contains_key(&cpu) {
+            // Read-only is enough for rdmsr; the driver checks CAP_SYS_RAWIO at open.
+            let f = File::open(self.path(cpu))?;
+            self.files.insert(cpu, f);
+        }
+        self.files
+            .get(&cpu)
+            .ok_or_else(|| io::Error::other("msr file vanished"))
+    }
+
+    fn open_reason(&self, cpu: u32, e: &io::Error) -> String {
+        let path = self.path(cpu);
+        let shown = path.display();
+        match (e.kind(), e.raw_os_error()) {
+            (io::ErrorKind::NotFound, _) if cpu != 0 && self.path(0).exists() => {
+                format!("no {shown}: CPU {cpu} is offline or does not exist")
+            }
+            (io::ErrorKind::NotFound, _) => {
+                format!("no {shown}: load the msr module (modprobe msr) and run as root")
+            }
+            (io::ErrorKind::PermissionDenied, _) => {
+                format!("{shown}: permission denied: run as root or grant CAP_SYS_RAWIO")
+            }
+            (_, Some(libc::ENXIO)) => format!("{shown}: CPU {cpu} is offline"),
+            (_, Some(libc::EIO)) => format!("{shown}: CPU {cpu} has no MSR support"),
+            _ => format!("{shown}: {e}"),
+        }
+    }
+}
+
+impl MsrAccess for DevMsr {
+    fn read(&mut self, cpu: u32, reg: u32) -> io::Result<u64> {
+        let mut b = [0u8; 8];
+        self.file(cpu)?.read_exact_at(&mut b, u64::from(reg))?;
+        Ok(u64::from_le_bytes(b))
+    }
+}
+
+const NOT_SUPPORTED: &str = "not supported on this CPU";
+const DENIED: &str = "permission denied: run as root or grant CAP_SYS_RAWIO";
+const NO_DEVICE: &str = "no msr device: load the msr module (modprobe msr) and run as root";
+const OFFLINE: &str = "CPU offline";
+const SHORT: &str = "short read (not an msr device?)";
+
+/// Says for the user what a register read error means (EIO: "not supported on this CPU").
+pub fn describe(err: &io::Error) -> String {
+    match (err.raw_os_error(), err.kind()) {
+        (Some(libc::EIO), _) => NOT_SUPPORTED.into(),
+        (Some(libc::ENXIO), _) => OFFLINE.into(),
+        (_, io::ErrorKind::PermissionDenied) => DENIED.into(),
+        (_, io::ErrorKind::NotFound) => NO_DEVICE.into(),
+        (_, io::ErrorKind::UnexpectedEof) => SHORT.into(),
+        _ => err.to_string(),
+    }
+}
+
+/// Rebuilds an error from its `describe` text, so a replayed read fails the
+/// way the recorded one did (`describe(&error_from_text(s)) == s`).
+pub fn error_from_text(msg: &str) -> io::Error {
+    match msg {
+        NOT_SUPPORTED => io::Error::from_raw_os_error(libc::EIO),
+        OFFLINE => io::Error::from_raw_os_error(libc::ENXIO),
+        DENIED => io::Error::from_raw_os_error(libc::EACCES),
+        NO_DEVICE => io::Error::from_raw_os_error(libc::ENOENT),
+        SHORT => io::Error::new(io::ErrorKind::UnexpectedEof, SHORT),
+        other => io::Error::other(other.to_string()),
+    }
+}
+
+/// MSR values from a map; a register that is absent reads as EIO, like the driver.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FakeMsr {
+    /// Register values by (cpu, register).
+    pub values: HashMap<(u32, u32), u64>,
+    /// Recorded failures by (cpu, register), as `describe` texts.
+    pub errors: HashMap<(u32, u32), String>,
+}
+
+impl MsrAccess for FakeMsr {
+    fn read(&mut self, cpu: u32, reg: u32) -> io::Result<u64> {
+        if let Some(v) = self.values.get(&(cpu, reg)) {
+            return Ok(*v);
+        }
+        match self.errors.get(&(cpu, reg)) {
+            Some(msg) => Err(error_from_text(msg)),
+            None => Err(io::Error::from_raw_os_error(libc::EIO)),
+        }
+    }
+}
+
+/// One recorded read: cpu, register, and the value or the `describe` text.
+pub type MsrRead = (u32, u32, Result<u64, String>);
+
+/// Wraps an `MsrAccess` and remembers every read, for captures.
+#[derive(Debug)]
+pub struct RecordingMsr<M> {
+    inner: M,
+    reads: Vec<MsrRead>,
+}
+
+impl<M: MsrAccess> RecordingMsr<M> {
+    /// Starts recording the reads made through `inner`.
+    pub fn new(inner: M) -> Self {
+        RecordingMsr {
+            inner,
+            reads: Vec::new(),
+        }
+    }
+
+    /// The reads made since creation or the last `take_reads`, oldest first.
+    pub fn reads(&self) -> &[MsrRead] {
+        &self.reads
+    }
+
+    /// Hands over the recorded reads and starts a fresh list (one per instant).
+    pub fn take_reads(&mut self) -> Vec<MsrRead> {
+        std::mem::take(&mut self.reads)
+    }
+
+    /// Gives back the wrapped reader.
+    pub fn into_inner(self) -> M {
+        self.inner
+    }
+}
+
+impl<M: MsrAccess> MsrAccess for RecordingMsr<M> {
+    fn read(&mut self, cpu: u32, reg: u32) -> io::Result<u64> {
+        let r = self.inner.read(cpu, reg);
+        let kept = match &r {
+            Ok(v) => Ok(*v),
+            Err(e) => Err(describe(e)),
+        };
+        self.reads.push((cpu, reg, kept));
+        r
+    }
+}
+
+const TABLE: &str = "msr table";
+
+/// Writes reads as text: a `#` header, then `cpu 0xREG 0xVALUE` or
+/// `cpu 0xREG error <reason>` per line (line breaks in a reason become spaces).
+pub fn write_table(reads: &[MsrRead]) -> String {
+    let mut out =
+        String::from("# noisetop msr reads v1: cpu reg value (hex), or cpu reg error <reason>\n");
+    for (cpu, reg, r) in reads {
+        let _ = match r {
+            Ok(v) => writeln!(out, "{cpu} {reg:#x} {v:#x}"),
+            Err(msg) => writeln!(
+                out,
+                "{cpu} {reg:#x} error {}",
+                msg.replace(['\n', '\r'], " ")
+            ),
+        };
+    }
+    out
+}
+
+/// Reads a table written by `write_table` into a `FakeMsr`; a register listed
+/// twice keeps its last line.
+pub fn parse_table(text: &str) -> Result<FakeMsr, ParseError> {
+    let mut fake = FakeMsr::default();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (cpu, reg, rest) = parse_line(line).map_err(|m| ParseError::new(TABLE, i + 1, m))?;
+        let key = (cpu, reg);
+        match rest {
+            Ok(v) => {
+                fake.errors.remove(&key);
+                fake.values.insert(key, v);
+            }
+            Err(msg) => {
+                fake.values.remove(&key);
+                fake.errors.insert(key, msg);
+            }
+        }
+    }
+    Ok(fake)
+}
+
+fn parse_line(line: &str) -> Result<MsrRead, String> {
+    let (cpu, rest) = next_token(line).ok_or("missing cpu")?;
+    let cpu: u32 = cpu.parse().map_err(|_| format!("bad cpu {cpu:?}"))?;
+    let (reg, rest) = next_token(rest).ok_or("missing register")?;
+    let reg = u32::try_from(parse_num(reg)?).map_err(|_| format!("register {reg} too large"))?;
+    let (value, rest) = next_token(rest).ok_or("missing value")?;
+    if value == "error" {
+        return Ok((cpu, reg, Err(rest.trim().to_string())));
+    }
+    if !rest.trim().is_empty() {
+        return Err(format!(
+            "unexpected text after the value: {:?}",
+            rest.trim()
+        ));
+    }
+    Ok((cpu, reg, Ok(parse_num(value)?)))
+}
+
+fn next_token(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim_start();
+    if s.is_empty() {
+        return None;
+    }
+    let end = s.find(char::is_whitespace).unwrap_or(s.len());
+    Some(s.split_at(end))
+}
+
+fn parse_num(s: &str) -> Result<u64, String> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| format!("not a number: {s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::OpenOptions;
+
+    /// A tempdir used as `<dev>` with a sparse `cpu/0/msr` holding TSC (0x10)
+    /// and package energy (0x611); they are far apart, so the bytes do not overlap.
+    fn dev_tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("cpu/0")).unwrap();
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(dir.path().join("cpu/0/msr"))
+            .unwrap();
+        f.write_all_at(&0x0123_4567_89AB_CDEFu64.to_le_bytes(), 0x10)
+            .unwrap();
+        f.write_all_at(&0xDEAD_BEEFu64.to_le_bytes(), 0x611)
+            .unwrap();
+        dir
+    }
+
+    #[test]
+    fn dev_msr_preads_at_the_register_offset() {
+        let dir = dev_tree();
+        let mut m = DevMsr::new(dir.path());
+        assert_eq!(m.probe(0), Ok(()));
+        assert_eq!(m.read(0, 0x10).unwrap(), 0x0123_4567_89AB_CDEF);
+        assert_eq!(m.read(0, 0x611).unwrap(), 0xDEAD_BEEF);
+        // a hole in the sparse file reads as zeros
+        assert_eq!(m.read(0, 0x100).unwrap(), 0);
+        // past the end: a short read, described rather than a panic
+        let e = m.read(0, 0x1000).unwrap_err();
+        assert_eq!(describe(&e), "short read (not an msr device?)");
+    }
+
+    #[test]
+    fn dev_msr_keeps_the_file_open() {
+        let dir = dev_tree();
+        let mut m = DevMsr::new(dir.path());
+        assert_eq!(m.read(0, 0x10).unwrap(), 0x0123_4567_89AB_CDEF);
+        // the kept handle still reads after the path is gone
+        std::fs::remove_file(dir.path().join("cpu/0/msr")).unwrap();
+        assert_eq!(m.read(0, 0x611).unwrap(), 0xDEAD_BEEF);
+    }
+
+    #[test]
+    fn probe_without_the_module_says_modprobe() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = DevMsr::new(dir.path());
+        let want = format!(
+            "no {}/cpu/0/msr: load the msr module (modprobe msr) and run as root",
+            dir.path().display()
+        );
+        assert_eq!(m.probe(0), Err(want));
+        assert_eq!(describe(&m.read(0, 0x10).unwrap_err()), NO_DEVICE);
+    }
+
+    #[test]
+    fn probe_of_a_missing_cpu_when_cpu0_exists_says_offline() {
+        let dir = dev_tree();
+        let mut m = DevMsr::new(dir.path());
+        let want = format!(
+            "no {}/cpu/5/msr: CPU 5 is offline or does not exist",
+            dir.path().display()
+        );
+        assert_eq!(m.probe(5), Err(want));
+    }
+
+    #[test]
+    fn probe_reasons_for_permission_and_driver_errors() {
+        let m = DevMsr::new(Path::new("/dev"));
+        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(
+            m.open_reason(0, &denied),
+            "/dev/cpu/0/msr: permission denied: run as root or grant CAP_SYS_RAWIO"
+        );
+        let eperm = io::Error::from_raw_os_error(libc::EPERM);
+        assert!(
+            m.open_reason(3, &eperm)
+                .ends_with("run as root or grant CAP_SYS_RAWIO")
+        );
+        let enxio = io::Error::from_raw_os_error(libc::ENXIO);
+        assert_eq!(m.open_reason(2, &enxio), "/dev/cpu/2/msr: CPU 2 is offline");
+    }
+
+    #[test]
+    fn probe_of_an_unreadable_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = dev_tree();
+        let p = dir.path().join("cpu/0/msr");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let mut m = DevMsr::new(dir.path());
+        // root (CAP_DAC_OVERRIDE) opens a mode-000 file anyway; others must get the reason
+        if File::open(&p).is_ok() {
+            assert_eq!(m.probe(0), Ok(()));
+        } else {
+            let want = format!(
+                "{}: permission denied: run as root or grant CAP_SYS_RAWIO",
+                p.display()
+            );
+            assert_eq!(m.probe(0), Err(want));
+        }
+    }
+
+    #[test]
+    fn eio_reads_as_not_supported() {
+        assert_eq!(
+            describe(&io::Error::from_raw_os_error(libc::EIO)),
+            "not supported on this CPU"
+        );
+        let mut f = FakeMsr::default();
+        let e = f.read(0, 0xE2).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EIO));
+    }
+
+    #[test]
+    fn describe_and_error_from_text_round_trip() {
+        for s in [
+            NOT_SUPPORTED,
+            DENIED,
+            NO_DEVICE,
+            OFFLINE,
+            SHORT,
+            "something odd (os error 99)",
+        ] {
+            assert_eq!(describe(&error_from_text(s)), s);
+        }
+        assert_eq!(
+            error_from_text(NOT_SUPPORTED).raw_os_error(),
+            Some(libc::EIO)
+        );
+    }
+
+    #[test]
+    fn recording_keeps_every_read_in_order() {
+        let mut fake = FakeMsr::default();
+        fake.values.insert((0, 0xE8), 1000);
+        fake.values.insert((1, 0xE8), 2000);
+        let mut rec = RecordingMsr::new(fake);
+        assert_eq!(rec.read(0, 0xE8).unwrap(), 1000);
+        assert!(rec.read(0, 0x34).is_err());
+        assert_eq!(rec.read(1, 0xE8).unwrap(), 2000);
+        assert_eq!(
+            rec.reads(),
+            [
+                (0, 0xE8, Ok(1000)),
+                (0, 0x34, Err("not supported on this CPU".to_string())),
+                (1, 0xE8, Ok(2000)),
+            ]
+        );
+        assert_eq!(rec.take_reads().len(), 3);
+        assert!(rec.reads().is_empty());
+    }
+
+    #[test]
+    fn table_text_is_hex_with_a_header() {
+        let reads = vec![
+            (0, 0x10, Ok(0xFFFF_FFFF_FFFF_FFFF)),
+            (3, 0xC001_029B, Ok(0)),
+            (1, 0x611, Err("not supported on this CPU".to_string())),
+        ];
+        let text = write_table(&reads);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("# "));
+        assert_eq!(
+            lines[1..],
+            [
+                "0 0x10 0xffffffffffffffff",
+                "3 0xc001029b 0x0",
+                "1 0x611 error not supported on this CPU",
+            ]
+        );
+    }
+
+    #[test]
+    fn table_round_trips_values_and_errors() {
+        let reads = vec![
+            (0, 0x10, Ok(0x1234)),
+            (0, 0xE7, Ok(u64::MAX)),
+            (1, 0x611, Err(NOT_SUPPORTED.to_string())),
+            (1, 0x19C, Err(DENIED.to_string())),
+        ];
+        let mut fake = parse_table(&write_table(&reads)).unwrap();
+        let mut replay = RecordingMsr::new(&mut fake);
+        for (cpu, reg, _) in &reads {
+            let _ = replay.read(*cpu, *reg);
+        }
+        assert_eq!(replay.reads(), reads);
+    }
+
+    #[test]
+    fn table_keeps_the_last_line_for_a_register() {
+        let fake =
+            parse_table("0 0x10 0x1\n0 0x10 error CPU offline\n0 0xe8 5\n0 0xe8 0x6\n").unwrap();
+        assert_eq!(
+            fake.errors.get(&(0, 0x10)).map(String::as_str),
+            Some("CPU offline")
+        );
+        assert!(!fake.values.contains_key(&(0, 0x10)));
+        assert_eq!(fake.values.get(&(0, 0xE8)), Some(&6));
+    }
+
+    #[test]
+    fn table_errors_name_the_line() {
+        let cases = [
+            ("x 0x10 0x1", "bad cpu"),
+            ("0", "missing register"),
+            ("0 0x10", "missing value"),
+            ("0 0xzz 0x1", "not a number"),
+            ("0 0x1ffffffff 0x1", "too large"),
+            ("0 0x10 0x1 junk", "unexpected text"),
+            ("0 0x10 0x10000000000000000", "not a number"),
+        ];
+        for (line, want) in cases {
+            let text = format!("# header\n\n{line}\n");
+            let e = parse_table(&text).unwrap_err();
+            assert_eq!((e.file, e.line), ("msr table", 3), "{line}");
+            assert!(e.msg.contains(want), "{line}: {}", e.msg);
+        }
+        assert_eq!(parse_table("").unwrap(), FakeMsr::default());
+    }
+}
