@@ -70,7 +70,8 @@ pub fn parse(text: &str) -> CpuInfo {
 
 fn apply_field(info: &mut CpuInfo, current: Option<u32>, key: &str, value: &str) {
     match key {
-        "vendor_id" => set_once(&mut info.vendor, non_empty(value)),
+        // riscv has no vendor_id; lscpu shows its mvendorid as the vendor.
+        "vendor_id" | "mvendorid" => set_once(&mut info.vendor, non_empty(value)),
         "model name" => set_once(&mut info.model_name, non_empty(value)),
         "cpu family" => set_once(&mut info.family, value.parse().ok()),
         "model" => set_once(&mut info.model, value.parse().ok()),
@@ -91,7 +92,6 @@ fn apply_field(info: &mut CpuInfo, current: Option<u32>, key: &str, value: &str)
                 info.arm_parts.insert(cpu, part);
             }
         }
-        "mvendorid" => set_once(&mut info.vendor, non_empty(value)),
         // s390x summary: "processor 0: version = FF,  identification = ..."
         _ => {
             if let Some(cpu) = key
@@ -168,6 +168,8 @@ fn parse_mhz(value: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     // node_exporter-fixtures/proc/cpuinfo, first processor, flags shortened.
@@ -333,9 +335,10 @@ cpu MHz static  : 5000
 
     #[test]
     fn many_processors() {
-        let text: String = (0..300)
-            .map(|c| format!("processor\t: {c}\ncpu MHz\t\t: {c}.5\n\n"))
-            .collect();
+        let mut text = String::new();
+        for c in 0..300 {
+            write!(text, "processor\t: {c}\ncpu MHz\t\t: {c}.5\n\n").unwrap();
+        }
         let c = parse(&text);
         assert_eq!(c.processors.len(), 300);
         assert_eq!(c.mhz.get(&299), Some(&299.5));

@@ -16,7 +16,7 @@ use super::ParseError;
 /// The kind of disturbance a row counts, as far as its label tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum IrqKind {
-    /// A numbered device interrupt line (NIC queue, NVMe, timer chip, ...).
+    /// A numbered device interrupt line (network queue, disk, timer chip, ...).
     Device,
     /// The per-CPU scheduler tick (x86 `LOC`, arm64 `arch_timer`, s390 `CLK`).
     LocalTimer,
@@ -294,6 +294,8 @@ fn collapse_spaces(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     fn kinds(t: &IrqTable) -> Vec<(&str, IrqKind)> {
@@ -555,11 +557,13 @@ mod tests {
     #[test]
     fn header_with_more_than_256_cpus() {
         let n = 300u32;
-        let mut text: String = (0..n).map(|c| format!(" CPU{c}")).collect();
-        text.push('\n');
-        text.push_str("LOC:");
+        let mut text = String::new();
         for c in 0..n {
-            text.push_str(&format!(" {}", u64::from(c) * 1000));
+            write!(text, " CPU{c}").unwrap();
+        }
+        text.push_str("\nLOC:");
+        for c in 0..n {
+            write!(text, " {}", u64::from(c) * 1000).unwrap();
         }
         text.push_str(" Local timer interrupts\nERR: 9\n");
         let t = parse_interrupts(&text).unwrap();

@@ -192,6 +192,8 @@ fn numbers<'a>(fields: impl Iterator<Item = &'a str>) -> Option<Vec<u64>> {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     // node_exporter-fixtures/proc/stat, shortened intr line.
@@ -332,9 +334,10 @@ softirq 5057579 250191 1481983 1647 211099 186066 0 1783454 622196 12499 508444
 
     #[test]
     fn cpu_line_with_256_plus_cpus() {
-        let text: String = std::iter::once("cpu  1 2 3 4 5 6 7 8 9 10\n".to_string())
-            .chain((0..300).map(|c| format!("cpu{c} {c} 0 0 1 0 0 0 0 0 0\n")))
-            .collect();
+        let mut text = String::from("cpu  1 2 3 4 5 6 7 8 9 10\n");
+        for c in 0..300 {
+            writeln!(text, "cpu{c} {c} 0 0 1 0 0 0 0 0 0").unwrap();
+        }
         let s = parse(&text).unwrap();
         assert_eq!(s.cpus.len(), 300);
         assert_eq!(s.cpus[&299].user, 299);
