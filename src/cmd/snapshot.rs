@@ -1,0 +1,57 @@
+//! `noisetop snapshot --json`: the raw counters of one instant and the
+//! machine facts, for scripts and tests.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Opts;
+use crate::engine::Engine;
+use crate::ladder::{Probe, Status};
+use crate::machine::Machine;
+use crate::sampler::{Hardware, Sampler};
+use crate::snapshot::Snapshot;
+use crate::source::fs::Fs;
+use crate::source::live::{LiveHw, LiveOptions};
+
+/// The JSON document `snapshot --json` prints.
+#[derive(Debug, Serialize)]
+pub struct Document<'a> {
+    /// Schema version; bumped on incompatible changes.
+    pub schema: u32,
+    /// Machine facts.
+    pub machine: &'a Machine,
+    /// What the perf and MSR probes found.
+    pub probe: &'a Probe,
+    /// How each metric is obtained, or why not.
+    pub sources: Vec<Status>,
+    /// The raw counters.
+    pub snapshot: &'a Snapshot,
+}
+
+/// Prints one snapshot of the live machine (or `--root`) as JSON.
+pub fn run(opts: &Opts) -> Result<()> {
+    let roots = crate::cmd::roots(opts);
+    let mut fs = Fs::new(roots.clone());
+    let machine = Machine::read(&mut fs);
+    let hw = LiveHw::open(
+        &machine,
+        &roots,
+        LiveOptions {
+            no_perf: opts.no_perf,
+            no_msr: opts.no_msr,
+        },
+    );
+    let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
+    engine.step();
+    let sources = engine.statuses();
+    let snap = engine.last().expect("a snapshot was just taken");
+    let doc = Document {
+        schema: 1,
+        machine: &engine.sampler.machine,
+        probe: engine.sampler.hw.probe(),
+        sources,
+        snapshot: snap,
+    };
+    println!("{}", serde_json::to_string_pretty(&doc)?);
+    Ok(())
+}

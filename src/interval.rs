@@ -1,0 +1,628 @@
+//! The delta of two snapshots: per-CPU rates and percentages over dt.
+//!
+//! This is the one place that knows about counter wrap, counters that went
+//! backwards, CPUs that came or went, and empty intervals. It never yields
+//! NaN, infinity or a negative rate: what it cannot know is `None`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::collect::interrupts::{IrqKind, IrqTable};
+use crate::collect::stat::CpuTimes;
+use crate::counter::{delta, per_second, percent, Width};
+use crate::ladder::FreqSource;
+use crate::machine::Machine;
+use crate::snapshot::{Energy, Snapshot, Stamp};
+
+/// cpuidle figures of one state over the interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IdleRate {
+    /// State name (`C1`, `C6`, `POLL`).
+    pub name: String,
+    /// Share of the interval spent in the state, %.
+    pub pct: Option<f64>,
+    /// Entries per second.
+    pub per_s: Option<f64>,
+    /// Entries per second where the state was too deep for the idle time.
+    pub above_per_s: Option<f64>,
+    /// Entries per second where a deeper state would have fit.
+    pub below_per_s: Option<f64>,
+    /// Exit latency, µs.
+    pub latency_us: Option<u64>,
+    /// Target residency, µs.
+    pub residency_us: Option<u64>,
+    /// Whether the state is disabled.
+    pub disabled: Option<bool>,
+}
+
+/// /proc/stat time split over the interval, % of the CPU's time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct TimeSplit {
+    /// user + nice minus nothing (guest is counted inside user by the kernel).
+    pub user: Option<f64>,
+    /// nice.
+    pub nice: Option<f64>,
+    /// system.
+    pub system: Option<f64>,
+    /// idle.
+    pub idle: Option<f64>,
+    /// iowait.
+    pub iowait: Option<f64>,
+    /// hard irq.
+    pub irq: Option<f64>,
+    /// softirq.
+    pub softirq: Option<f64>,
+    /// steal: time the hypervisor ran something else.
+    pub steal: Option<f64>,
+}
+
+impl TimeSplit {
+    /// Returns the busy share: everything except idle and iowait.
+    pub fn busy(&self) -> Option<f64> {
+        Some((100.0 - self.idle? - self.iowait.unwrap_or(0.0)).clamp(0.0, 100.0))
+    }
+}
+
+/// Every rate of one CPU over the interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CpuRates {
+    /// CPU number.
+    pub cpu: u32,
+    /// Core id.
+    pub core: Option<u32>,
+    /// Package id.
+    pub package: Option<u32>,
+    /// True when the CPU was not online in the previous snapshot.
+    pub new: bool,
+    /// ΔAPERF/dt in MHz (or the fallback frequency).
+    pub avg_mhz: Option<f64>,
+    /// 100·ΔMPERF/ΔTSC (or /proc/stat busy with a fallback source).
+    pub busy_pct: Option<f64>,
+    /// Frequency while busy: base·ΔAPERF/ΔMPERF.
+    pub bzy_mhz: Option<f64>,
+    /// ΔTSC/dt in MHz.
+    pub tsc_mhz: Option<f64>,
+    /// Hardware core C-state residency, % (C1 derived when no counter).
+    pub hw_cstates: Vec<(String, Option<f64>)>,
+    /// cpuidle per state.
+    pub idle: Vec<IdleRate>,
+    /// All interrupts (every /proc/interrupts row), per second.
+    pub irq_per_s: Option<f64>,
+    /// Local timer interrupts per second (LOC, arm64 arch_timer).
+    pub loc_per_s: Option<f64>,
+    /// Reschedule IPIs per second.
+    pub res_per_s: Option<f64>,
+    /// Function call IPIs per second.
+    pub cal_per_s: Option<f64>,
+    /// TLB shootdowns per second.
+    pub tlb_per_s: Option<f64>,
+    /// Every IPI class per second.
+    pub ipi_per_s: Option<f64>,
+    /// Numbered device interrupts per second.
+    pub dev_per_s: Option<f64>,
+    /// NMIs per second.
+    pub nmi_per_s: Option<f64>,
+    /// All softirqs per second.
+    pub softirq_per_s: Option<f64>,
+    /// /proc/stat split.
+    pub time: Option<TimeSplit>,
+    /// Context switches per second.
+    pub csw_per_s: Option<f64>,
+    /// Migrations per second.
+    pub mig_per_s: Option<f64>,
+    /// SMIs during the interval.
+    pub smi: Option<u64>,
+    /// Temperature, °C.
+    pub temp_c: Option<f64>,
+    /// Thermal throttle events during the interval (core).
+    pub throttle: Option<u64>,
+    /// Per-core energy in watts (AMD).
+    pub core_watt: Option<f64>,
+}
+
+/// Rates of one package.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PkgRates {
+    /// Package id.
+    pub package: u32,
+    /// Power per RAPL domain, W.
+    pub watts: Vec<(String, Option<f64>)>,
+    /// Package C-state residency, %.
+    pub cstates: Vec<(String, Option<f64>)>,
+    /// Package temperature, °C.
+    pub temp_c: Option<f64>,
+    /// Package throttle events during the interval.
+    pub throttle: Option<u64>,
+}
+
+/// One interrupt or softirq source over the interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourceRates {
+    /// Row label (`LOC`, `27`, `NET_RX`).
+    pub label: String,
+    /// Description (device name for numbered rows).
+    pub desc: String,
+    /// Class of the source.
+    pub kind: IrqKind,
+    /// Per CPU (in `Interval::cpus` order), per second.
+    pub per_cpu: Vec<Option<f64>>,
+    /// Sum over CPUs, per second.
+    pub total: f64,
+}
+
+/// The delta of two snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Interval {
+    /// Start of the interval.
+    pub from: Stamp,
+    /// End of the interval.
+    pub to: Stamp,
+    /// Length in seconds (0 when the clock did not advance).
+    pub dt_s: f64,
+    /// Where the frequency figures come from.
+    pub freq_source: Option<FreqSource>,
+    /// Per CPU, for every CPU online at the end.
+    pub cpus: Vec<CpuRates>,
+    /// Per package.
+    pub pkgs: Vec<PkgRates>,
+    /// Interrupt sources, hottest first.
+    pub irqs: Vec<SourceRates>,
+    /// Softirq types, hottest first.
+    pub softirqs: Vec<SourceRates>,
+    /// CPUs that were online before and are not now.
+    pub gone: Vec<u32>,
+}
+
+impl Interval {
+    /// Returns the rates of one CPU.
+    pub fn cpu(&self, cpu: u32) -> Option<&CpuRates> {
+        self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+}
+
+/// Computes the interval from `prev` to `cur`.
+pub fn delta_of(m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Snapshot) -> Interval {
+    let dt_ns = cur.time.mono_ns.saturating_sub(prev.time.mono_ns);
+    let dt_s = dt_ns as f64 / 1e9;
+    let mut cpus = Vec::with_capacity(cur.online.len());
+    for &cpu in &cur.online {
+        let mut r = CpuRates {
+            cpu,
+            core: m.topo(cpu).and_then(|t| t.core),
+            package: m.topo(cpu).and_then(|t| t.package),
+            new: !prev.online.contains(&cpu),
+            ..CpuRates::default()
+        };
+        if !r.new && dt_s > 0.0 {
+            fill_cpu(&mut r, m, freq, prev, cur, dt_s);
+        }
+        cpus.push(r);
+    }
+    let gone = prev
+        .online
+        .iter()
+        .copied()
+        .filter(|c| !cur.online.contains(c))
+        .collect();
+    let order: Vec<u32> = cpus.iter().map(|c| c.cpu).collect();
+    let irqs = table_rates(prev.interrupts.as_ref().ok(), cur.interrupts.as_ref().ok(), &order, dt_s);
+    let softirqs = table_rates(prev.softirqs.as_ref().ok(), cur.softirqs.as_ref().ok(), &order, dt_s);
+    let pkgs = pkg_rates(m, prev, cur, dt_s);
+    Interval {
+        from: prev.time,
+        to: cur.time,
+        dt_s,
+        freq_source: freq,
+        cpus,
+        pkgs,
+        irqs,
+        softirqs,
+        gone,
+    }
+}
+
+fn fill_cpu(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Snapshot, dt_s: f64) {
+    let cpu = r.cpu;
+    r.time = match (&prev.stat, &cur.stat) {
+        (Ok(a), Ok(b)) => match (a.cpus.get(&cpu), b.cpus.get(&cpu)) {
+            (Some(a), Some(b)) => time_split(a, b),
+            _ => None,
+        },
+        _ => None,
+    };
+    fill_freq(r, m, freq, prev, cur, dt_s);
+    fill_idle(r, m, prev, cur, dt_s);
+    if let (Ok(a), Ok(b)) = (&prev.interrupts, &cur.interrupts) {
+        fill_irqs(r, a, b, dt_s);
+    }
+    if let (Ok(a), Ok(b)) = (&prev.softirqs, &cur.softirqs) {
+        r.softirq_per_s = class_rate(a, b, cpu, dt_s, |_| true);
+    }
+    r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), dt_s);
+    r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), dt_s);
+    let (ph, ch) = (prev.hw.get(&cpu), cur.hw.get(&cpu));
+    r.smi = match (ph.and_then(|h| h.smi), ch.and_then(|h| h.smi)) {
+        (Some(a), Some(b)) => delta(a, b, Width::Bits(32)),
+        _ => None,
+    };
+    r.temp_c = ch.and_then(|h| h.temp_c).or_else(|| hwmon_core_temp(m, cpu, cur));
+    r.throttle = match (
+        prev.files.get(&cpu).and_then(|f| f.throttle.as_ref()).and_then(|t| t.core),
+        cur.files.get(&cpu).and_then(|f| f.throttle.as_ref()).and_then(|t| t.core),
+    ) {
+        (Some(a), Some(b)) => delta(a, b, Width::Bits64),
+        _ => None,
+    };
+    if let (Some(a), Some(b)) = (ph, ch) {
+        r.core_watt = watts(&a.energy, &b.energy, "core", dt_s);
+    }
+}
+
+fn time_split(a: &CpuTimes, b: &CpuTimes) -> Option<TimeSplit> {
+    let fields = |t: &CpuTimes| {
+        [
+            Some(t.user),
+            Some(t.nice),
+            Some(t.system),
+            Some(t.idle),
+            t.iowait,
+            t.irq,
+            t.softirq,
+            t.steal,
+        ]
+    };
+    let (fa, fb) = (fields(a), fields(b));
+    let mut d = [None; 8];
+    for i in 0..8 {
+        if let (Some(x), Some(y)) = (fa[i], fb[i]) {
+            d[i] = delta(x, y, Width::Bits64);
+        }
+    }
+    // a field that went backwards (a CPU re-onlined resets nothing, but
+    // hotplug races and buggy hypervisors do) makes the whole split unknown
+    if d.iter().zip(fa.iter()).any(|(dd, f)| f.is_some() && dd.is_none()) {
+        return None;
+    }
+    let total: u64 = d.iter().flatten().sum();
+    if total == 0 {
+        return None;
+    }
+    let pct = |x: Option<u64>| x.and_then(|v| percent(v, total, 0.0));
+    Some(TimeSplit {
+        user: pct(d[0]),
+        nice: pct(d[1]),
+        system: pct(d[2]),
+        idle: pct(d[3]),
+        iowait: pct(d[4]),
+        irq: pct(d[5]),
+        softirq: pct(d[6]),
+        steal: pct(d[7]),
+    })
+}
+
+fn fill_freq(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Snapshot, dt_s: f64) {
+    let cpu = r.cpu;
+    match freq {
+        Some(FreqSource::PerfMsr | FreqSource::DevMsr) => {
+            let (Some(a), Some(b)) = (prev.hw.get(&cpu), cur.hw.get(&cpu)) else {
+                return;
+            };
+            let d = |x: Option<u64>, y: Option<u64>| match (x, y) {
+                (Some(x), Some(y)) => delta(x, y, Width::Bits64),
+                _ => None,
+            };
+            let daperf = d(a.aperf, b.aperf);
+            let dmperf = d(a.mperf, b.mperf);
+            let dtsc = d(a.tsc, b.tsc);
+            r.avg_mhz = daperf.and_then(|x| per_second(x, dt_s)).map(|hz| hz / 1e6);
+            r.tsc_mhz = dtsc.and_then(|x| per_second(x, dt_s)).map(|hz| hz / 1e6);
+            if let (Some(mp), Some(ts)) = (dmperf, dtsc) {
+                r.busy_pct = percent(mp, ts, 2.0);
+            }
+            if let (Some(ap), Some(mp)) = (daperf, dmperf) {
+                if mp > 0 {
+                    let ratio = ap as f64 / mp as f64;
+                    let base = m.base_mhz.as_ref().map(|b| b.0).or(r.tsc_mhz);
+                    r.bzy_mhz = base.map(|b| b * ratio);
+                }
+            }
+            if let (Some(ts), Some(mp)) = (dtsc, dmperf) {
+                r.hw_cstates = hw_cstates(&a.cstates, &b.cstates, ts, mp);
+            }
+        }
+        Some(FreqSource::Cpufreq) => {
+            r.busy_pct = r.time.and_then(|t| t.busy());
+            r.bzy_mhz = cur
+                .files
+                .get(&cpu)
+                .and_then(|f| f.cur_khz)
+                .map(|k| k as f64 / 1000.0);
+            r.avg_mhz = match (r.bzy_mhz, r.busy_pct) {
+                (Some(f), Some(b)) => Some(f * b / 100.0),
+                _ => None,
+            };
+        }
+        Some(FreqSource::Cpuinfo) => {
+            r.busy_pct = r.time.and_then(|t| t.busy());
+            r.bzy_mhz = m.cpuinfo.mhz.get(&cpu).copied();
+            r.avg_mhz = match (r.bzy_mhz, r.busy_pct) {
+                (Some(f), Some(b)) => Some(f * b / 100.0),
+                _ => None,
+            };
+        }
+        None => r.busy_pct = r.time.and_then(|t| t.busy()),
+    }
+}
+
+/// Core C-states from residency counters: `Cn% = 100·ΔCn/ΔTSC`; without a
+/// C1 counter, `C1 = ΔTSC − ΔMPERF − ΣΔCn` as turbostat derives it.
+fn hw_cstates(a: &[(String, u64)], b: &[(String, u64)], dtsc: u64, dmperf: u64) -> Vec<(String, Option<f64>)> {
+    if b.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut deeper = 0u64;
+    let mut known = true;
+    for (name, vb) in b {
+        let d = a
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, va)| delta(*va, *vb, Width::Bits64));
+        match d {
+            Some(v) => deeper += v,
+            None => known = false,
+        }
+        out.push((name.clone(), d.and_then(|v| percent(v, dtsc, 2.0))));
+    }
+    if !b.iter().any(|(n, _)| n == "C1") {
+        let c1 = known.then(|| dtsc.saturating_sub(dmperf).saturating_sub(deeper));
+        out.insert(0, ("C1".into(), c1.and_then(|v| percent(v, dtsc, 2.0))));
+    }
+    out
+}
+
+fn fill_idle(r: &mut CpuRates, m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) {
+    let Some(states) = m.idle_states.get(&r.cpu) else {
+        return;
+    };
+    let a = prev.files.get(&r.cpu).and_then(|f| f.idle.as_ref());
+    let b = cur.files.get(&r.cpu).and_then(|f| f.idle.as_ref());
+    for (i, st) in states.iter().enumerate() {
+        let pa = a.and_then(|v| v.get(i));
+        let pb = b.and_then(|v| v.get(i));
+        let d = |f: fn(&crate::collect::cpuidle::IdleCounters) -> Option<u64>| match (pa, pb) {
+            (Some(x), Some(y)) => match (f(x), f(y)) {
+                (Some(x), Some(y)) => delta(x, y, Width::Bits64),
+                _ => None,
+            },
+            _ => None,
+        };
+        let time = d(|c| Some(c.time_us));
+        let usage = d(|c| Some(c.usage));
+        // cpuidle time is credited on exit, so a CPU that slept across the
+        // whole interval and woke just now can exceed 100 %: cap it
+        let pct = time.map(|t| (t as f64 / (dt_s * 1e6) * 100.0).min(100.0));
+        r.idle.push(IdleRate {
+            name: st.name.clone(),
+            pct,
+            per_s: usage.and_then(|u| per_second(u, dt_s)),
+            above_per_s: d(|c| c.above).and_then(|u| per_second(u, dt_s)),
+            below_per_s: d(|c| c.below).and_then(|u| per_second(u, dt_s)),
+            latency_us: st.latency_us,
+            residency_us: st.residency_us,
+            disabled: st.disabled,
+        });
+    }
+}
+
+fn fill_irqs(r: &mut CpuRates, a: &IrqTable, b: &IrqTable, dt_s: f64) {
+    let cpu = r.cpu;
+    r.irq_per_s = class_rate(a, b, cpu, dt_s, |_| true);
+    r.loc_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::LocalTimer);
+    r.res_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::Reschedule);
+    r.cal_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::FunctionCall);
+    r.tlb_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::TlbShootdown);
+    r.ipi_per_s = class_rate(a, b, cpu, dt_s, |k| {
+        matches!(
+            k,
+            IrqKind::Reschedule
+                | IrqKind::FunctionCall
+                | IrqKind::TlbShootdown
+                | IrqKind::IrqWork
+                | IrqKind::OtherIpi
+        )
+    });
+    r.dev_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::Device);
+    r.nmi_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::Nmi);
+}
+
+/// Sums the deltas of every row of a class in one CPU's column; rows are
+/// matched by label, a row that appeared or went backwards is skipped.
+/// `None` when the CPU has no column or no row of that class exists.
+fn class_rate(a: &IrqTable, b: &IrqTable, cpu: u32, dt_s: f64, want: impl Fn(IrqKind) -> bool) -> Option<f64> {
+    let ca = a.column(cpu)?;
+    let cb = b.column(cpu)?;
+    let mut sum = 0u64;
+    let mut any = false;
+    for (i, row) in b.rows.iter().enumerate() {
+        if !want(row.kind) {
+            continue;
+        }
+        let Some(vb) = row.counts.get(cb) else { continue };
+        let Some(va) = matching_row(a, row, i).and_then(|r| r.counts.get(ca)) else {
+            continue;
+        };
+        any = true;
+        // interrupt counts are unsigned int in older kernels and wrap at 2^32
+        if let Some(d) = delta(*va, *vb, irq_width(*va, *vb)) {
+            sum += d;
+        }
+    }
+    if any { per_second(sum, dt_s) } else { None }
+}
+
+fn irq_width(a: u64, b: u64) -> Width {
+    if a.max(b) <= u64::from(u32::MAX) {
+        Width::Bits(32)
+    } else {
+        Width::Bits64
+    }
+}
+
+fn matching_row<'a>(a: &'a IrqTable, row: &crate::collect::interrupts::IrqRow, hint: usize) -> Option<&'a crate::collect::interrupts::IrqRow> {
+    match a.rows.get(hint) {
+        Some(r) if r.label == row.label => Some(r),
+        _ => a.rows.iter().find(|r| r.label == row.label),
+    }
+}
+
+fn table_rates(a: Option<&IrqTable>, b: Option<&IrqTable>, order: &[u32], dt_s: f64) -> Vec<SourceRates> {
+    let (Some(a), Some(b)) = (a, b) else {
+        return Vec::new();
+    };
+    if dt_s <= 0.0 {
+        return Vec::new();
+    }
+    let cols: Vec<(Option<usize>, Option<usize>)> =
+        order.iter().map(|&c| (a.column(c), b.column(c))).collect();
+    let mut out = Vec::with_capacity(b.rows.len());
+    for (i, row) in b.rows.iter().enumerate() {
+        let prev = matching_row(a, row, i);
+        let mut total = 0.0;
+        let per_cpu: Vec<Option<f64>> = cols
+            .iter()
+            .map(|&(ca, cb)| {
+                let va = prev?.counts.get(ca?)?;
+                let vb = row.counts.get(cb?)?;
+                let r = per_second(delta(*va, *vb, irq_width(*va, *vb))?, dt_s)?;
+                total += r;
+                Some(r)
+            })
+            .collect();
+        out.push(SourceRates {
+            label: row.label.clone(),
+            desc: row.desc.clone(),
+            kind: row.kind,
+            per_cpu,
+            total,
+        });
+    }
+    out.sort_by(|x, y| y.total.total_cmp(&x.total));
+    out
+}
+
+fn count_rate(a: Option<&u64>, b: Option<&u64>, dt_s: f64) -> Option<f64> {
+    per_second(delta(*a?, *b?, Width::Bits64)?, dt_s)
+}
+
+fn watts(a: &[Energy], b: &[Energy], domain: &str, dt_s: f64) -> Option<f64> {
+    let eb = b.iter().find(|e| e.domain == domain)?;
+    let ea = a.iter().find(|e| e.domain == domain)?;
+    let d = delta(ea.raw, eb.raw, eb.width)?;
+    let w = d as f64 * eb.joules_per_count / dt_s;
+    // a "wrap" that implies more than 10 kW per domain was a reset
+    (w.is_finite() && dt_s > 0.0 && w < 10_000.0).then_some(w)
+}
+
+fn pkg_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) -> Vec<PkgRates> {
+    let mut out: BTreeMap<u32, PkgRates> = BTreeMap::new();
+    if dt_s <= 0.0 {
+        return Vec::new();
+    }
+    for (id, b) in &cur.pkg {
+        let r = out.entry(*id).or_insert_with(|| PkgRates {
+            package: *id,
+            ..PkgRates::default()
+        });
+        r.temp_c = b.temp_c;
+        let Some(a) = prev.pkg.get(id) else { continue };
+        for e in &b.energy {
+            r.watts.push((e.domain.clone(), watts(&a.energy, &b.energy, &e.domain, dt_s)));
+        }
+        let leader = m
+            .topology
+            .iter()
+            .find(|t| t.package.unwrap_or(0) == *id)
+            .map(|t| t.cpu);
+        let dtsc = leader.and_then(|c| {
+            let x = prev.hw.get(&c)?.tsc?;
+            let y = cur.hw.get(&c)?.tsc?;
+            delta(x, y, Width::Bits64)
+        });
+        for (name, vb) in &b.cstates {
+            let d = a
+                .cstates
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, va)| delta(*va, *vb, Width::Bits64));
+            let pct = match (d, dtsc) {
+                (Some(d), Some(t)) => percent(d, t, 2.0),
+                _ => None,
+            };
+            r.cstates.push((name.clone(), pct));
+        }
+    }
+    powercap_rates(m, prev, cur, dt_s, &mut out);
+    for r in out.values_mut() {
+        let leader = m
+            .topology
+            .iter()
+            .find(|t| t.package.unwrap_or(0) == r.package)
+            .map(|t| t.cpu);
+        if let Some(c) = leader {
+            r.throttle = match (
+                prev.files.get(&c).and_then(|f| f.throttle.as_ref()).and_then(|t| t.package),
+                cur.files.get(&c).and_then(|f| f.throttle.as_ref()).and_then(|t| t.package),
+            ) {
+                (Some(a), Some(b)) => delta(a, b, Width::Bits64),
+                _ => None,
+            };
+        }
+    }
+    out.into_values().collect()
+}
+
+/// Power from powercap zones: a top-level zone named `package-N` is package
+/// N's `pkg`; its sub-zones (`core`, `uncore`, `dram`) are its domains.
+fn powercap_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64, out: &mut BTreeMap<u32, PkgRates>) {
+    for z in &m.rapl_zones {
+        let (Some(a), Some(b)) = (prev.powercap_uj.get(&z.id), cur.powercap_uj.get(&z.id)) else {
+            continue;
+        };
+        let width = z.max_energy_range_uj.map_or(Width::Bits64, Width::Range);
+        let w = delta(*a, *b, width)
+            .map(|d| d as f64 / 1e6 / dt_s)
+            .filter(|w| w.is_finite() && *w < 10_000.0);
+        let (pkg, domain) = zone_domain(m, z);
+        let r = out.entry(pkg).or_insert_with(|| PkgRates {
+            package: pkg,
+            ..PkgRates::default()
+        });
+        r.watts.push((domain, w));
+    }
+}
+
+fn zone_domain(m: &Machine, z: &crate::collect::powercap::RaplZone) -> (u32, String) {
+    let parent = z.id.split(':').take(2).collect::<Vec<_>>().join(":");
+    let parent_name = m
+        .rapl_zones
+        .iter()
+        .find(|p| p.id == parent)
+        .map_or(z.name.as_str(), |p| p.name.as_str());
+    let pkg = parent_name
+        .strip_prefix("package-")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let domain = if z.id == parent {
+        if z.name.starts_with("package") { "pkg".to_string() } else { z.name.clone() }
+    } else {
+        z.name.clone()
+    };
+    (pkg, domain)
+}
+
+fn hwmon_core_temp(m: &Machine, cpu: u32, cur: &Snapshot) -> Option<f64> {
+    let key = crate::collect::hwmon::temp_key_for_cpu(&m.hwmon, m.topo(cpu)?)?;
+    cur.hwmon_mc.get(&key).map(|mc| *mc as f64 / 1000.0)
+}

@@ -1,0 +1,315 @@
+//! The source ladder: for each metric, which rung supplies it (perf PMU,
+//! `/dev/cpu/N/msr`, sysfs/procfs) or why none can.
+
+use serde::{Deserialize, Serialize};
+
+use crate::machine::Machine;
+use crate::snapshot::Snapshot;
+use crate::snapshot::Rung;
+use crate::source::perf::PerfEvent;
+
+/// A metric the sampler collects, as the footer names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Metric {
+    /// Avg_MHz, Busy%, Bzy_MHz, TSC_MHz.
+    Frequency,
+    /// Core and package C-state residency from hardware counters.
+    HwCstates,
+    /// cpuidle residency and entries.
+    OsCstates,
+    /// /proc/interrupts rates.
+    Interrupts,
+    /// /proc/softirqs rates.
+    Softirqs,
+    /// /proc/stat CPU time split and steal.
+    CpuTime,
+    /// Context switches and migrations per CPU.
+    Scheduler,
+    /// SMI count.
+    Smi,
+    /// Temperatures.
+    Temperature,
+    /// Thermal throttling event counts.
+    Throttle,
+    /// RAPL power.
+    Power,
+}
+
+impl Metric {
+    /// Lists every metric in display order.
+    pub const ALL: [Metric; 11] = [
+        Metric::Frequency,
+        Metric::HwCstates,
+        Metric::OsCstates,
+        Metric::Interrupts,
+        Metric::Softirqs,
+        Metric::CpuTime,
+        Metric::Scheduler,
+        Metric::Smi,
+        Metric::Temperature,
+        Metric::Throttle,
+        Metric::Power,
+    ];
+
+    /// Names the metric for the footer and the JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Frequency => "Avg_MHz/Busy%/Bzy_MHz",
+            Metric::HwCstates => "HW C-states",
+            Metric::OsCstates => "cpuidle C-states",
+            Metric::Interrupts => "IRQ/s",
+            Metric::Softirqs => "SOFTIRQ/s",
+            Metric::CpuTime => "CPU time/steal",
+            Metric::Scheduler => "CSW/s MIG/s",
+            Metric::Smi => "SMI",
+            Metric::Temperature => "temperature",
+            Metric::Throttle => "throttling",
+            Metric::Power => "PkgWatt",
+        }
+    }
+}
+
+/// Where the frequency figures come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FreqSource {
+    /// APERF/MPERF/TSC through the perf `msr` PMU.
+    PerfMsr,
+    /// APERF/MPERF/TSC through `/dev/cpu/N/msr`.
+    DevMsr,
+    /// cpufreq `scaling_cur_freq`: the requested or last sampled clock.
+    Cpufreq,
+    /// `/proc/cpuinfo` "cpu MHz".
+    Cpuinfo,
+}
+
+/// How one metric is obtained.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    /// The metric.
+    pub metric: Metric,
+    /// The rung in use, `None` when unavailable.
+    pub rung: Option<Rung>,
+    /// What exactly is read ("perf msr aperf/mperf/tsc").
+    pub source: Option<String>,
+    /// Why the metric (or its better rungs) is unavailable, and the fix.
+    pub note: Option<String>,
+}
+
+/// What the perf and MSR probes found when the sampler started; stored in
+/// captures so a replay walks the same ladder.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Probe {
+    /// (cpu, event) pairs that opened.
+    pub perf_opened: Vec<(u32, String)>,
+    /// Events that did not open, with the reason.
+    pub perf_failed: Vec<(String, String)>,
+    /// Whether `/dev/cpu/N/msr` can be read, or why not.
+    pub msr: Result<(), String>,
+    /// Registers that read without error on the first CPU.
+    pub msr_regs: Vec<u32>,
+}
+
+impl Probe {
+    /// Tells whether `event` opened on every CPU in `cpus`.
+    pub fn perf_has(&self, event: PerfEvent, cpus: &[u32]) -> bool {
+        let name = event.name();
+        !cpus.is_empty()
+            && cpus.iter().all(|c| {
+                self.perf_opened
+                    .iter()
+                    .any(|(pc, pe)| pc == c && pe == name)
+            })
+    }
+
+    /// Tells whether `event` opened on any CPU.
+    pub fn perf_any(&self, event: PerfEvent) -> bool {
+        let name = event.name();
+        self.perf_opened.iter().any(|(_, pe)| pe == name)
+    }
+
+    /// Returns the reason `event` did not open.
+    pub fn perf_reason(&self, event: PerfEvent) -> Option<&str> {
+        let name = event.name();
+        self.perf_failed
+            .iter()
+            .find(|(e, _)| e == name)
+            .map(|(_, r)| r.as_str())
+    }
+
+    /// Tells whether a register read on the first CPU at start.
+    pub fn msr_has(&self, reg: u32) -> bool {
+        self.msr.is_ok() && self.msr_regs.contains(&reg)
+    }
+}
+
+/// Chooses the frequency source: perf msr PMU, then the msr device, then
+/// cpufreq, then cpuinfo.
+pub fn freq_source(m: &Machine, p: &Probe) -> Option<FreqSource> {
+    use crate::collect::x86::{MSR_APERF, MSR_MPERF};
+    if p.perf_has(PerfEvent::Aperf, &m.online) && p.perf_has(PerfEvent::Mperf, &m.online) {
+        Some(FreqSource::PerfMsr)
+    } else if p.msr_has(MSR_APERF) && p.msr_has(MSR_MPERF) {
+        Some(FreqSource::DevMsr)
+    } else if m.cpufreq.iter().any(|c| c.cur_khz.is_some()) {
+        Some(FreqSource::Cpufreq)
+    } else if !m.cpuinfo.mhz.is_empty() {
+        Some(FreqSource::Cpuinfo)
+    } else {
+        None
+    }
+}
+
+/// Describes how each metric is obtained on this machine, or why it is not.
+pub fn statuses(m: &Machine, p: &Probe, freq: Option<FreqSource>, snap: &Snapshot) -> Vec<Status> {
+    Metric::ALL
+        .iter()
+        .map(|&metric| status_of(metric, m, p, freq, snap))
+        .collect()
+}
+
+fn found(metric: Metric, rung: Rung, source: impl Into<String>, note: Option<String>) -> Status {
+    Status {
+        metric,
+        rung: Some(rung),
+        source: Some(source.into()),
+        note,
+    }
+}
+
+fn missing(metric: Metric, note: impl Into<String>) -> Status {
+    Status {
+        metric,
+        rung: None,
+        source: None,
+        note: Some(note.into()),
+    }
+}
+
+/// Says why neither perf nor the msr device supplies an MSR-backed event.
+fn hw_reason(p: &Probe, event: PerfEvent) -> String {
+    let perf = p
+        .perf_reason(event)
+        .map_or_else(|| format!("perf has no {} event", event.name()), str::to_string);
+    match &p.msr {
+        Ok(()) => format!("{perf}; the CPU has no such MSR"),
+        Err(e) => format!("{perf}; {e}"),
+    }
+}
+
+fn status_of(metric: Metric, m: &Machine, p: &Probe, freq: Option<FreqSource>, snap: &Snapshot) -> Status {
+    use crate::collect::x86::{MSR_SMI_COUNT, MSR_THERM_STATUS};
+    let all = &m.online;
+    match metric {
+        Metric::Frequency => match freq {
+            Some(FreqSource::PerfMsr) => found(metric, Rung::Perf, "perf msr aperf/mperf/tsc", None),
+            Some(FreqSource::DevMsr) => found(metric, Rung::Msr, "/dev/cpu/N/msr APERF 0xE8, MPERF 0xE7, TSC 0x10", None),
+            Some(FreqSource::Cpufreq) => found(
+                metric,
+                Rung::Kernel,
+                "cpufreq scaling_cur_freq; Busy% from /proc/stat",
+                Some(format!("not effective frequency: {}", hw_reason(p, PerfEvent::Aperf))),
+            ),
+            Some(FreqSource::Cpuinfo) => found(
+                metric,
+                Rung::Kernel,
+                "/proc/cpuinfo cpu MHz (nominal); Busy% from /proc/stat",
+                Some(format!("no APERF/MPERF: {}", hw_reason(p, PerfEvent::Aperf))),
+            ),
+            None => missing(metric, format!("no APERF/MPERF ({}), no cpufreq, no cpu MHz", hw_reason(p, PerfEvent::Aperf))),
+        },
+        Metric::HwCstates => {
+            if p.perf_any(PerfEvent::CoreC6) || p.perf_any(PerfEvent::CoreC3) {
+                found(metric, Rung::Perf, "perf cstate_core/cstate_pkg", None)
+            } else if snap.hw.values().any(|h| !h.cstates.is_empty()) {
+                found(metric, Rung::Msr, "/dev/cpu/N/msr residency MSRs", None)
+            } else if matches!(m.vendor, crate::collect::x86::Vendor::Amd | crate::collect::x86::Vendor::Hygon) {
+                missing(metric, "AMD exposes no core C-state residency counters: see cpuidle")
+            } else {
+                missing(metric, hw_reason(p, PerfEvent::CoreC6))
+            }
+        }
+        Metric::OsCstates => match &m.idle_missing {
+            None => found(
+                metric,
+                Rung::Kernel,
+                format!(
+                    "cpuidle sysfs ({} / {})",
+                    m.idle_driver.driver.as_deref().unwrap_or("?"),
+                    m.idle_driver.governor.as_deref().unwrap_or("?")
+                ),
+                None,
+            ),
+            Some(why) if !m.idle_states.is_empty() => found(metric, Rung::Kernel, "cpuidle sysfs", Some(why.clone())),
+            Some(why) => missing(metric, why.clone()),
+        },
+        Metric::Interrupts => match &snap.interrupts {
+            Ok(_) => found(metric, Rung::Kernel, "/proc/interrupts", None),
+            Err(e) => missing(metric, e.clone()),
+        },
+        Metric::Softirqs => match &snap.softirqs {
+            Ok(_) => found(metric, Rung::Kernel, "/proc/softirqs", None),
+            Err(e) => missing(metric, e.clone()),
+        },
+        Metric::CpuTime => match &snap.stat {
+            Ok(s) if s.cpus.values().any(|c| c.steal.is_some()) => found(metric, Rung::Kernel, "/proc/stat", None),
+            Ok(_) => found(metric, Rung::Kernel, "/proc/stat", Some("this kernel reports no steal column".into())),
+            Err(e) => missing(metric, e.clone()),
+        },
+        Metric::Scheduler => {
+            if p.perf_has(PerfEvent::ContextSwitches, all) {
+                found(metric, Rung::Perf, "perf software context-switches, cpu-migrations", None)
+            } else {
+                let why = p
+                    .perf_reason(PerfEvent::ContextSwitches)
+                    .or_else(|| p.perf_reason(PerfEvent::Migrations))
+                    .unwrap_or("perf software counters did not open");
+                missing(metric, why)
+            }
+        }
+        Metric::Smi => {
+            if p.perf_any(PerfEvent::Smi) {
+                found(metric, Rung::Perf, "perf msr smi", None)
+            } else if p.msr_has(MSR_SMI_COUNT) {
+                found(metric, Rung::Msr, "/dev/cpu/N/msr 0x34", None)
+            } else if m.vendor != crate::collect::x86::Vendor::Intel {
+                missing(metric, "SMI count is an Intel MSR")
+            } else {
+                missing(metric, hw_reason(p, PerfEvent::Smi))
+            }
+        }
+        Metric::Temperature => {
+            if p.msr_has(MSR_THERM_STATUS) {
+                found(metric, Rung::Msr, "IA32_THERM_STATUS 0x19C, TjMax 0x1A2", None)
+            } else if !m.hwmon.is_empty() {
+                let chips: Vec<&str> = m.hwmon.iter().map(|s| s.chip.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+                found(metric, Rung::Kernel, format!("hwmon {}", chips.join(",")), None)
+            } else {
+                let msr = match &p.msr {
+                    Ok(()) => "no thermal MSR".to_string(),
+                    Err(e) => e.clone(),
+                };
+                missing(metric, format!("no hwmon temperature sensor; {msr}"))
+            }
+        }
+        Metric::Throttle => {
+            if snap.files.values().any(|f| f.throttle.is_some()) {
+                found(metric, Rung::Kernel, "thermal_throttle counts", None)
+            } else {
+                missing(metric, "no cpuN/thermal_throttle (Intel thermal driver only)")
+            }
+        }
+        Metric::Power => {
+            if p.perf_any(PerfEvent::EnergyPkg) {
+                found(metric, Rung::Perf, "perf power energy-*", None)
+            } else if snap.pkg.values().any(|k| !k.energy.is_empty()) {
+                found(metric, Rung::Msr, "/dev/cpu/N/msr RAPL", None)
+            } else if !snap.powercap_uj.is_empty() {
+                found(metric, Rung::Kernel, "powercap energy_uj", None)
+            } else if !m.rapl_zones.is_empty() {
+                missing(metric, "powercap energy_uj unreadable: run as root")
+            } else {
+                missing(metric, format!("no RAPL: {}; no powercap zones", hw_reason(p, PerfEvent::EnergyPkg)))
+            }
+        }
+    }
+}

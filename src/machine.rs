@@ -1,0 +1,216 @@
+//! Machine facts read once at start: model, topology, CPU sets, cpufreq and
+//! cpuidle setup, kernel settings. They change rarely; a change of the
+//! online set makes the sampler read them again.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::collect::cpufreq::{self, Boost, CpuFreqInfo};
+use crate::collect::cpuidle::{self, IdleDriver, IdleStateInfo};
+use crate::collect::cpuinfo::{self, CpuInfo};
+use crate::collect::facts::{self, KernelFacts};
+use crate::collect::hwmon::{self, HwmonSensor};
+use crate::collect::powercap::{self, RaplZone};
+use crate::collect::topology::{self, CpuSets, CpuTopology};
+use crate::collect::x86::{self, Vendor};
+use crate::source::fs::{Base, Fs};
+
+/// Everything noisetop knows about the machine that is not a counter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Machine {
+    /// CPUs online when the facts were read, ascending.
+    pub online: Vec<u32>,
+    /// Why the online set had to be guessed, if it did.
+    pub online_note: Option<String>,
+    /// online/offline/possible/present/isolated/nohz_full sets.
+    pub sets: CpuSets,
+    /// /proc/cpuinfo, parsed.
+    pub cpuinfo: CpuInfo,
+    /// Vendor as far as the MSR tables care.
+    pub vendor: Vendor,
+    /// Topology of each online CPU.
+    pub topology: Vec<CpuTopology>,
+    /// cpufreq setup per online CPU that has one.
+    pub cpufreq: Vec<CpuFreqInfo>,
+    /// Why cpufreq is missing, when it is.
+    pub cpufreq_missing: Option<String>,
+    /// Turbo/boost switches.
+    pub boost: Boost,
+    /// cpuidle driver and governor.
+    pub idle_driver: IdleDriver,
+    /// cpuidle states per CPU.
+    pub idle_states: BTreeMap<u32, Vec<IdleStateInfo>>,
+    /// Why cpuidle states are missing, when they are.
+    pub idle_missing: Option<String>,
+    /// Kernel command line, ASLR, SMT, hypervisor and similar.
+    pub kernel: KernelFacts,
+    /// Temperature sensors found under hwmon.
+    pub hwmon: Vec<HwmonSensor>,
+    /// RAPL zones found under powercap.
+    pub rapl_zones: Vec<RaplZone>,
+    /// Nominal (base) frequency in MHz, and where it came from.
+    pub base_mhz: Option<(f64, String)>,
+    /// Highest frequency the CPUs may reach in MHz.
+    pub max_mhz: Option<f64>,
+}
+
+impl Machine {
+    /// Reads every fact; never fails, a fact it cannot read is `None`.
+    pub fn read(fs: &mut Fs) -> Machine {
+        let sets = topology::read_cpu_sets(fs);
+        let cpuinfo = fs
+            .read(Base::Proc, "cpuinfo")
+            .map(cpuinfo::parse)
+            .unwrap_or_default();
+        let (online, online_note) = match topology::online_cpus(fs) {
+            Ok(cpus) if !cpus.is_empty() => (cpus, None),
+            Ok(_) | Err(_) => guess_online(fs, &cpuinfo),
+        };
+        let topology = topology::read_topology(fs, &online);
+        let mut cpufreq = Vec::new();
+        let mut cpufreq_missing = None;
+        for &cpu in &online {
+            match cpufreq::read_info(fs, cpu) {
+                Ok(info) => cpufreq.push(info),
+                Err(e) => {
+                    cpufreq_missing.get_or_insert_with(|| format!("no cpufreq: {e}"));
+                }
+            }
+        }
+        if !cpufreq.is_empty() && cpufreq.len() < online.len() {
+            cpufreq_missing = cpufreq_missing.map(|m| format!("on some CPUs: {m}"));
+        } else if !cpufreq.is_empty() {
+            cpufreq_missing = None;
+        }
+        let idle_driver = cpuidle::read_idle_driver(fs);
+        let mut idle_states = BTreeMap::new();
+        let mut idle_missing = None;
+        for &cpu in &online {
+            match cpuidle::read_states(fs, cpu) {
+                Ok(states) if !states.is_empty() => {
+                    idle_states.insert(cpu, states);
+                }
+                Ok(_) => {
+                    idle_missing.get_or_insert_with(|| format!("cpu{cpu} has no cpuidle states"));
+                }
+                Err(e) => {
+                    idle_missing.get_or_insert_with(|| format!("no cpuidle states: {e}"));
+                }
+            }
+        }
+        if idle_states.is_empty() {
+            if let Some(d) = idle_driver.driver.as_deref() {
+                idle_missing = Some(format!("no cpuidle states (idle driver: {d})"));
+            }
+        } else if idle_states.len() == online.len() {
+            idle_missing = None;
+        }
+        let kernel = facts::read_kernel_facts(fs);
+        let hwmon = hwmon::discover_temps(fs);
+        let rapl_zones = powercap::discover_zones(fs);
+        let boost = cpufreq::read_boost(fs);
+        let vendor = vendor_of(&cpuinfo);
+        let base_mhz = base_mhz(&cpufreq, &cpuinfo);
+        let max_mhz = cpufreq
+            .iter()
+            .filter_map(|c| c.cpuinfo_max_khz)
+            .max()
+            .map(|k| k as f64 / 1000.0);
+        Machine {
+            online,
+            online_note,
+            sets,
+            cpuinfo,
+            vendor,
+            topology,
+            cpufreq,
+            cpufreq_missing,
+            boost,
+            idle_driver,
+            idle_states,
+            idle_missing,
+            kernel,
+            hwmon,
+            rapl_zones,
+            base_mhz,
+            max_mhz,
+        }
+    }
+
+    /// Returns the topology of one CPU.
+    pub fn topo(&self, cpu: u32) -> Option<&CpuTopology> {
+        self.topology.iter().find(|t| t.cpu == cpu)
+    }
+
+    /// Returns one CPU per package (the lowest), for package-scope counters.
+    pub fn package_leaders(&self) -> Vec<u32> {
+        let mut seen = BTreeMap::new();
+        for t in &self.topology {
+            seen.entry(t.package.unwrap_or(0)).or_insert(t.cpu);
+        }
+        seen.into_values().collect()
+    }
+
+    /// Tells whether the CPU runs under a hypervisor, and which one if known.
+    pub fn virtualized(&self) -> Option<String> {
+        self.kernel.hypervisor.clone().or_else(|| {
+            self.cpuinfo
+                .hypervisor
+                .then(|| "a hypervisor (cpuinfo flag)".to_string())
+        })
+    }
+
+    /// Returns the x86 family and model when both are known.
+    pub fn family_model(&self) -> Option<(u32, u32)> {
+        Some((self.cpuinfo.family?, self.cpuinfo.model?))
+    }
+}
+
+fn guess_online(fs: &mut Fs, cpuinfo: &CpuInfo) -> (Vec<u32>, Option<String>) {
+    if let Ok(text) = fs.read(Base::Proc, "stat") {
+        if let Ok(stat) = crate::collect::stat::parse(text) {
+            if !stat.cpus.is_empty() {
+                let cpus = stat.cpus.keys().copied().collect();
+                return (cpus, Some("online CPUs taken from /proc/stat".into()));
+            }
+        }
+    }
+    if !cpuinfo.processors.is_empty() {
+        return (
+            cpuinfo.processors.clone(),
+            Some("online CPUs taken from /proc/cpuinfo".into()),
+        );
+    }
+    (Vec::new(), Some("no online CPU list could be read".into()))
+}
+
+fn vendor_of(info: &CpuInfo) -> Vendor {
+    match info.vendor.as_deref() {
+        Some("GenuineIntel") => Vendor::Intel,
+        Some("AuthenticAMD") => Vendor::Amd,
+        Some("HygonGenuine") => Vendor::Hygon,
+        _ => Vendor::Other,
+    }
+}
+
+/// Base frequency: cpufreq `base_frequency` (intel_pstate), else the x86
+/// nominal frequency in the model name ("@ 2.30GHz"), else None.
+fn base_mhz(cpufreq: &[CpuFreqInfo], info: &CpuInfo) -> Option<(f64, String)> {
+    if let Some(k) = cpufreq.iter().find_map(|c| c.base_khz) {
+        return Some((k as f64 / 1000.0, "cpufreq base_frequency".into()));
+    }
+    let name = info.model_name.as_deref()?;
+    let at = name.rfind('@')?;
+    let ghz: f64 = name[at + 1..].trim().trim_end_matches("GHz").trim().parse().ok()?;
+    (ghz > 0.0 && ghz < 20.0).then(|| (ghz * 1000.0, "model name".into()))
+}
+
+/// Returns the x86 C-state and RAPL register tables for this machine.
+pub fn x86_tables(m: &Machine) -> (x86::CstateRegs, Option<x86::RaplRegs>) {
+    let (family, model) = m.family_model().unwrap_or((0, 0));
+    (
+        x86::cstate_regs(m.vendor, family, model),
+        x86::rapl_regs(m.vendor, family, model),
+    )
+}

@@ -1,0 +1,3 @@
+//! Plain sinks: the batch table and JSON.
+
+pub mod batch;

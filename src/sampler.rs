@@ -1,0 +1,376 @@
+//! Takes snapshots: reads every kernel file and counter of one instant,
+//! from the live machine or from one instant of a captured tree.
+
+use std::collections::BTreeMap;
+
+use crate::collect::{cpufreq, cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
+use crate::counter::Width;
+use crate::ladder::{self, FreqSource, Probe};
+use crate::machine::{self, Machine};
+use crate::snapshot::{CpuFiles, CpuHw, Energy, PkgHw, Snapshot, Stamp};
+use crate::source::fs::{Base, Fs};
+use crate::source::perf::{PerfCounts, PerfEvent};
+
+/// What gives the sampler its clock, perf counts and MSRs.
+pub trait Hardware {
+    /// Reads the clocks.
+    fn now(&mut self) -> Stamp;
+    /// Reads every perf group once.
+    fn perf(&mut self) -> Vec<PerfCounts>;
+    /// Reads one MSR; `None` when this hardware has no MSR access at all.
+    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>>;
+    /// Returns what the probes found at start.
+    fn probe(&self) -> &Probe;
+    /// Returns joules per count of a perf energy event.
+    fn energy_scale(&self, event: PerfEvent) -> Option<f64>;
+}
+
+/// Reads snapshots through `Fs` and a `Hardware`.
+pub struct Sampler<H: Hardware> {
+    /// Kernel file reader.
+    pub fs: Fs,
+    /// Clock, perf and MSR access.
+    pub hw: H,
+    /// Machine facts, read at start and again when the online set changes.
+    pub machine: Machine,
+    freq: Option<FreqSource>,
+    plan: MsrPlan,
+}
+
+/// Registers to read each interval, decided once from the probe.
+#[derive(Debug, Default, Clone)]
+struct MsrPlan {
+    per_cpu: Vec<(&'static str, u32)>,
+    per_pkg: Vec<(&'static str, u32)>,
+    energy_unit: Option<f64>,
+    tjmax: Option<u32>,
+}
+
+impl<H: Hardware> Sampler<H> {
+    /// Reads the machine facts and decides what to read each interval.
+    pub fn new(mut fs: Fs, hw: H) -> Self {
+        let machine = Machine::read(&mut fs);
+        Self::with_machine(fs, machine, hw)
+    }
+
+    /// Starts from facts already read (the hardware probe needs them first).
+    pub fn with_machine(fs: Fs, machine: Machine, hw: H) -> Self {
+        let mut s = Sampler {
+            fs,
+            hw,
+            machine,
+            freq: None,
+            plan: MsrPlan::default(),
+        };
+        s.plan();
+        s
+    }
+
+    /// Returns the frequency source in use.
+    pub fn freq_source(&self) -> Option<FreqSource> {
+        self.freq
+    }
+
+    fn plan(&mut self) {
+        let probe = self.hw.probe().clone();
+        self.freq = ladder::freq_source(&self.machine, &probe);
+        let mut plan = MsrPlan::default();
+        if probe.msr.is_ok() {
+            let (cst, rapl) = machine::x86_tables(&self.machine);
+            let want = |reg: u32| probe.msr_has(reg);
+            if self.freq == Some(FreqSource::DevMsr) {
+                plan.per_cpu.push(("aperf", x86::MSR_APERF));
+                plan.per_cpu.push(("mperf", x86::MSR_MPERF));
+                if want(x86::MSR_TSC) {
+                    plan.per_cpu.push(("tsc", x86::MSR_TSC));
+                }
+            }
+            if !probe.perf_any(PerfEvent::Smi) && want(x86::MSR_SMI_COUNT) {
+                plan.per_cpu.push(("smi", x86::MSR_SMI_COUNT));
+            }
+            let perf_core = probe.perf_any(PerfEvent::CoreC6) || probe.perf_any(PerfEvent::CoreC3);
+            if !perf_core {
+                plan.per_cpu
+                    .extend(cst.core.iter().filter(|(_, r)| want(*r)).copied());
+            }
+            let perf_pkg = probe.perf_any(PerfEvent::PkgC2) || probe.perf_any(PerfEvent::PkgC6);
+            if !perf_pkg {
+                plan.per_pkg
+                    .extend(cst.pkg.iter().filter(|(_, r)| want(*r)).copied());
+            }
+            if want(x86::MSR_TEMPERATURE_TARGET) && want(x86::MSR_THERM_STATUS) {
+                plan.per_cpu.push(("therm", x86::MSR_THERM_STATUS));
+                if want(x86::MSR_PACKAGE_THERM_STATUS) {
+                    plan.per_pkg.push(("therm", x86::MSR_PACKAGE_THERM_STATUS));
+                }
+            }
+            let perf_energy = probe.perf_any(PerfEvent::EnergyPkg);
+            if let (Some(r), false) = (rapl, perf_energy) {
+                if want(r.unit) {
+                    for (name, reg) in r.domains.iter().copied().filter(|(_, r)| want(*r)) {
+                        if name == "core" {
+                            plan.per_cpu.push(("energy-core", reg));
+                        } else {
+                            plan.per_pkg.push((name, reg));
+                        }
+                    }
+                    plan.energy_unit = self.read_msr_first(r.unit).map(x86::energy_unit_joules);
+                }
+            }
+            plan.tjmax = self
+                .read_msr_first(x86::MSR_TEMPERATURE_TARGET)
+                .and_then(x86::tjmax);
+        }
+        self.plan = plan;
+    }
+
+    fn read_msr_first(&mut self, reg: u32) -> Option<u64> {
+        let cpu = *self.machine.online.first()?;
+        self.hw.msr_read(cpu, reg)?.ok()
+    }
+
+    /// Reads one snapshot. Never fails: what cannot be read is recorded as
+    /// missing in the snapshot.
+    pub fn sample(&mut self) -> Snapshot {
+        let time = self.hw.now();
+        let online = crate::collect::topology::online_cpus(&mut self.fs)
+            .ok()
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| self.machine.online.clone());
+        if online != self.machine.online {
+            self.machine = Machine::read(&mut self.fs);
+            self.plan();
+        }
+        let fs = &mut self.fs;
+        let stat = fs
+            .read(Base::Proc, "stat")
+            .map_err(|e| e.to_string())
+            .and_then(|t| stat::parse(t).map_err(|e| e.to_string()));
+        let interrupts = fs
+            .read(Base::Proc, "interrupts")
+            .map_err(|e| e.to_string())
+            .and_then(|t| interrupts::parse_interrupts(t).map_err(|e| e.to_string()));
+        let softirqs = fs
+            .read(Base::Proc, "softirqs")
+            .map_err(|e| e.to_string())
+            .and_then(|t| softirqs::parse_softirqs(t).map_err(|e| e.to_string()));
+        let files = self.read_cpu_files(&online);
+        let powercap_uj = self.read_powercap();
+        let hwmon_mc = self.read_hwmon();
+        let mut snap = Snapshot {
+            time,
+            online,
+            stat,
+            interrupts,
+            softirqs,
+            csw: BTreeMap::new(),
+            migrations: BTreeMap::new(),
+            hw: BTreeMap::new(),
+            pkg: BTreeMap::new(),
+            files,
+            powercap_uj,
+            hwmon_mc,
+        };
+        self.read_perf(&mut snap);
+        self.read_msrs(&mut snap);
+        snap
+    }
+
+    fn read_cpu_files(&mut self, online: &[u32]) -> BTreeMap<u32, CpuFiles> {
+        let mut out = BTreeMap::new();
+        let want_cur = matches!(self.freq, Some(FreqSource::Cpufreq));
+        for &cpu in online {
+            let mut f = CpuFiles::default();
+            if let Some(states) = self.machine.idle_states.get(&cpu) {
+                f.idle = cpuidle::read_counters(&mut self.fs, cpu, states).ok();
+            }
+            if want_cur {
+                f.cur_khz = cpufreq::read_cur_khz(&mut self.fs, cpu).ok();
+            }
+            let t = hwmon::read_throttle(&mut self.fs, cpu);
+            if t.core.is_some() || t.package.is_some() {
+                f.throttle = Some(t);
+            }
+            out.insert(cpu, f);
+        }
+        out
+    }
+
+    fn read_powercap(&mut self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        if self.hw.probe().perf_any(PerfEvent::EnergyPkg) || !self.plan.per_pkg.is_empty() {
+            // a better rung already supplies energy; powercap is the last one
+            if self.plan.per_pkg.iter().any(|(n, _)| *n == "pkg") {
+                return out;
+            }
+        }
+        for z in &self.machine.rapl_zones {
+            if let Ok(v) = powercap::read_energy_uj(&mut self.fs, z) {
+                out.insert(z.id.clone(), v);
+            }
+        }
+        out
+    }
+
+    fn read_hwmon(&mut self) -> BTreeMap<String, i64> {
+        let mut out = BTreeMap::new();
+        for s in &self.machine.hwmon {
+            if let Ok(v) = hwmon::read_temp(&mut self.fs, s) {
+                out.insert(format!("{}/temp{}", s.dir, s.index), v);
+            }
+        }
+        out
+    }
+
+    fn read_perf(&mut self, snap: &mut Snapshot) {
+        let leaders = self.machine.package_leaders();
+        for pc in self.hw.perf() {
+            let hw = snap.hw.entry(pc.cpu).or_default();
+            let pkg_id = self
+                .machine
+                .topo(pc.cpu)
+                .and_then(|t| t.package)
+                .unwrap_or(0);
+            for &(ev, v) in &pc.values {
+                match ev {
+                    PerfEvent::ContextSwitches => {
+                        snap.csw.insert(pc.cpu, v);
+                    }
+                    PerfEvent::Migrations => {
+                        snap.migrations.insert(pc.cpu, v);
+                    }
+                    PerfEvent::Aperf => hw.aperf = Some(v),
+                    PerfEvent::Mperf => hw.mperf = Some(v),
+                    PerfEvent::Tsc => hw.tsc = Some(v),
+                    PerfEvent::Smi => hw.smi = Some(v),
+                    PerfEvent::CoreC1 | PerfEvent::CoreC3 | PerfEvent::CoreC6 | PerfEvent::CoreC7 => {
+                        hw.cstates.push((cstate_label(ev).to_string(), v));
+                    }
+                    PerfEvent::PkgC2
+                    | PerfEvent::PkgC3
+                    | PerfEvent::PkgC6
+                    | PerfEvent::PkgC7
+                    | PerfEvent::PkgC8
+                    | PerfEvent::PkgC9
+                    | PerfEvent::PkgC10 => {
+                        if leaders.contains(&pc.cpu) {
+                            let p = pkg_entry(&mut snap.pkg, pkg_id);
+                            p.cstates.push((cstate_label(ev).to_string(), v));
+                        }
+                    }
+                    PerfEvent::EnergyPkg
+                    | PerfEvent::EnergyCores
+                    | PerfEvent::EnergyRam
+                    | PerfEvent::EnergyGpu
+                    | PerfEvent::EnergyPsys => {
+                        // perf accumulates RAPL in 64 bits in the kernel
+                        let Some(scale) = self.hw.energy_scale(ev) else { continue };
+                        let p = pkg_entry(&mut snap.pkg, pkg_id);
+                        p.energy.push(Energy {
+                            domain: energy_domain(ev).to_string(),
+                            raw: v,
+                            joules_per_count: scale,
+                            width: Width::Bits64,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn read_msrs(&mut self, snap: &mut Snapshot) {
+        if self.plan.per_cpu.is_empty() && self.plan.per_pkg.is_empty() {
+            return;
+        }
+        let plan = self.plan.clone();
+        let leaders = self.machine.package_leaders();
+        let pkg_of: BTreeMap<u32, u32> = self
+            .machine
+            .topology
+            .iter()
+            .map(|t| (t.cpu, t.package.unwrap_or(0)))
+            .collect();
+        for &cpu in &snap.online {
+            let hw = snap.hw.entry(cpu).or_default();
+            for &(name, reg) in &plan.per_cpu {
+                let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else { continue };
+                match name {
+                    "aperf" => hw.aperf = Some(v),
+                    "mperf" => hw.mperf = Some(v),
+                    "tsc" => hw.tsc = Some(v),
+                    "smi" => hw.smi = Some(v & 0xFFFF_FFFF),
+                    "therm" => {
+                        hw.temp_c = plan.tjmax.and_then(|tj| {
+                            x86::decode_therm_status(v, tj).temp_c.map(f64::from)
+                        });
+                    }
+                    "energy-core" => {
+                        if let Some(unit) = plan.energy_unit {
+                            hw.energy.push(Energy {
+                                domain: "core".into(),
+                                raw: v & 0xFFFF_FFFF,
+                                joules_per_count: unit,
+                                width: Width::Bits(32),
+                            });
+                        }
+                    }
+                    _ => hw.cstates.push((name.to_string(), v)),
+                }
+            }
+            if leaders.contains(&cpu) {
+                let p = pkg_entry(&mut snap.pkg, pkg_of.get(&cpu).copied().unwrap_or(0));
+                for &(name, reg) in &plan.per_pkg {
+                    let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else { continue };
+                    if name == "therm" {
+                        p.temp_c = plan.tjmax.and_then(|tj| {
+                            x86::decode_therm_status(v, tj).temp_c.map(f64::from)
+                        });
+                    } else if name.starts_with("PC") {
+                        p.cstates.push((name.to_string(), v));
+                    } else if let Some(unit) = plan.energy_unit {
+                        p.energy.push(Energy {
+                            domain: name.to_string(),
+                            raw: v & 0xFFFF_FFFF,
+                            joules_per_count: unit,
+                            width: Width::Bits(32),
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn pkg_entry(map: &mut BTreeMap<u32, PkgHw>, id: u32) -> &mut PkgHw {
+    map.entry(id).or_insert_with(|| PkgHw {
+        package: id,
+        ..PkgHw::default()
+    })
+}
+
+fn cstate_label(ev: PerfEvent) -> &'static str {
+    match ev {
+        PerfEvent::CoreC1 => "C1",
+        PerfEvent::CoreC3 => "C3",
+        PerfEvent::CoreC6 => "C6",
+        PerfEvent::CoreC7 => "C7",
+        PerfEvent::PkgC2 => "PC2",
+        PerfEvent::PkgC3 => "PC3",
+        PerfEvent::PkgC6 => "PC6",
+        PerfEvent::PkgC7 => "PC7",
+        PerfEvent::PkgC8 => "PC8",
+        PerfEvent::PkgC9 => "PC9",
+        PerfEvent::PkgC10 => "PC10",
+        _ => "?",
+    }
+}
+
+fn energy_domain(ev: PerfEvent) -> &'static str {
+    match ev {
+        PerfEvent::EnergyPkg => "pkg",
+        PerfEvent::EnergyCores => "cores",
+        PerfEvent::EnergyRam => "ram",
+        PerfEvent::EnergyGpu => "gpu",
+        _ => "psys",
+    }
+}

@@ -1,0 +1,207 @@
+//! Captured trees: `noisetop capture` writes one sub-folder per instant
+//! (`0000/`, `0001/`, …) holding the kernel files as they were read
+//! (`proc/…`, `sys/…`) and, under `noisetop/`, what is not a file: the clock,
+//! perf counts, MSR values and what the probes found. Replay reads it back
+//! through the same sampler.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::ladder::Probe;
+use crate::sampler::Hardware;
+use crate::snapshot::Stamp;
+use crate::source::msr::{self, FakeMsr, MsrAccess};
+use crate::source::perf::{self, PerfCounts, PerfEvent};
+
+/// Name of the folder of instant `i`.
+pub fn instant_dir(root: &Path, i: usize) -> PathBuf {
+    root.join(format!("{i:04}"))
+}
+
+/// Lists the instant folders of a capture, in order.
+pub fn instants(root: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// What a capture stores about the probes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ProbeFile {
+    probe: Probe,
+    energy_scale: BTreeMap<String, f64>,
+}
+
+/// Wraps live hardware and records everything it returns, per instant.
+pub struct Recorder<H: Hardware> {
+    inner: H,
+    stamp: Stamp,
+    perf: Vec<PerfCounts>,
+    msr: Vec<(u32, u32, Result<u64, String>)>,
+}
+
+impl<H: Hardware> Recorder<H> {
+    /// Starts recording around `inner`.
+    pub fn new(inner: H) -> Self {
+        Recorder {
+            inner,
+            stamp: Stamp::default(),
+            perf: Vec::new(),
+            msr: Vec::new(),
+        }
+    }
+
+    /// Writes what was read since the last call into `dir/noisetop/`.
+    pub fn flush(&mut self, dir: &Path) -> io::Result<()> {
+        let nt = dir.join("noisetop");
+        std::fs::create_dir_all(&nt)?;
+        std::fs::write(
+            nt.join("clock"),
+            format!("{} {}\n", self.stamp.mono_ns, self.stamp.wall_ns),
+        )?;
+        std::fs::write(nt.join("perf"), perf::write_table(&self.perf))?;
+        std::fs::write(nt.join("msr"), msr::write_table(&self.msr))?;
+        let mut scales = BTreeMap::new();
+        for ev in [
+            PerfEvent::EnergyPkg,
+            PerfEvent::EnergyCores,
+            PerfEvent::EnergyRam,
+            PerfEvent::EnergyGpu,
+            PerfEvent::EnergyPsys,
+        ] {
+            if let Some(s) = self.inner.energy_scale(ev) {
+                scales.insert(ev.name().to_string(), s);
+            }
+        }
+        let pf = ProbeFile {
+            probe: self.inner.probe().clone(),
+            energy_scale: scales,
+        };
+        let json = serde_json::to_string_pretty(&pf).map_err(io::Error::other)?;
+        std::fs::write(nt.join("probe.json"), json)?;
+        self.perf.clear();
+        self.msr.clear();
+        Ok(())
+    }
+}
+
+impl<H: Hardware> Hardware for Recorder<H> {
+    fn now(&mut self) -> Stamp {
+        self.stamp = self.inner.now();
+        self.stamp
+    }
+
+    fn perf(&mut self) -> Vec<PerfCounts> {
+        let p = self.inner.perf();
+        self.perf.clone_from(&p);
+        p
+    }
+
+    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<io::Result<u64>> {
+        let r = self.inner.msr_read(cpu, reg)?;
+        let logged = match &r {
+            Ok(v) => Ok(*v),
+            Err(e) => Err(e.to_string()),
+        };
+        self.msr.push((cpu, reg, logged));
+        Some(r)
+    }
+
+    fn probe(&self) -> &Probe {
+        self.inner.probe()
+    }
+
+    fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
+        self.inner.energy_scale(event)
+    }
+}
+
+/// Hardware read back from one instant of a capture (or built by a test).
+#[derive(Debug, Default)]
+pub struct Captured {
+    /// The clock of this instant.
+    pub stamp: Stamp,
+    /// perf counts of this instant.
+    pub perf: Vec<PerfCounts>,
+    /// MSR values of this instant; `None` when the capture had no MSR access.
+    pub msr: Option<FakeMsr>,
+    /// What the probes found when the capture was made.
+    pub probe: Probe,
+    /// Joules per count of perf energy events.
+    pub energy_scale: BTreeMap<String, f64>,
+}
+
+impl Captured {
+    /// Loads `dir/noisetop/*` of one instant; a missing table means that
+    /// source was not available when the capture was made.
+    pub fn load(dir: &Path) -> Result<Captured, String> {
+        let nt = dir.join("noisetop");
+        let clock = std::fs::read_to_string(nt.join("clock"))
+            .map_err(|e| format!("{}: {e}", nt.join("clock").display()))?;
+        let mut it = clock.split_whitespace().map(str::parse::<u64>);
+        let stamp = match (it.next(), it.next()) {
+            (Some(Ok(mono_ns)), Some(Ok(wall_ns))) => Stamp { mono_ns, wall_ns },
+            _ => return Err(format!("{}: expected two integers", nt.join("clock").display())),
+        };
+        let perf = match std::fs::read_to_string(nt.join("perf")) {
+            Ok(t) => perf::parse_table(&t).map_err(|e| e.to_string())?,
+            Err(_) => Vec::new(),
+        };
+        let pf: ProbeFile = match std::fs::read_to_string(nt.join("probe.json")) {
+            Ok(t) => serde_json::from_str(&t)
+                .map_err(|e| format!("{}: {e}", nt.join("probe.json").display()))?,
+            Err(_) => ProbeFile {
+                probe: Probe {
+                    msr: Err("the capture has no MSR table".into()),
+                    ..Probe::default()
+                },
+                ..ProbeFile::default()
+            },
+        };
+        let msr = match std::fs::read_to_string(nt.join("msr")) {
+            Ok(t) if pf.probe.msr.is_ok() => Some(msr::parse_table(&t).map_err(|e| e.to_string())?),
+            _ => None,
+        };
+        Ok(Captured {
+            stamp,
+            perf,
+            msr,
+            probe: pf.probe,
+            energy_scale: pf.energy_scale,
+        })
+    }
+}
+
+impl Hardware for Captured {
+    fn now(&mut self) -> Stamp {
+        self.stamp
+    }
+
+    fn perf(&mut self) -> Vec<PerfCounts> {
+        self.perf.clone()
+    }
+
+    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<io::Result<u64>> {
+        Some(self.msr.as_mut()?.read(cpu, reg))
+    }
+
+    fn probe(&self) -> &Probe {
+        &self.probe
+    }
+
+    fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
+        self.energy_scale.get(event.name()).copied()
+    }
+}

@@ -1,0 +1,131 @@
+//! The live machine's hardware: the clock, per-CPU perf groups and
+//! `/dev/cpu/N/msr`, probed once at start.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::collect::x86;
+use crate::ladder::Probe;
+use crate::machine::{self, Machine};
+use crate::sampler::Hardware;
+use crate::snapshot::Stamp;
+use crate::source::fs::Roots;
+use crate::source::msr::{DevMsr, MsrAccess};
+use crate::source::perf::{PerfCounts, PerfEvent, PerfSet};
+
+/// Which rungs the user allows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LiveOptions {
+    /// Skip perf counters (`--no-perf`).
+    pub no_perf: bool,
+    /// Skip `/dev/cpu/N/msr` (`--no-msr`).
+    pub no_msr: bool,
+}
+
+/// Clock, perf and MSR access on the running machine.
+pub struct LiveHw {
+    perf: Option<PerfSet>,
+    msr: Option<DevMsr>,
+    probe: Probe,
+}
+
+impl LiveHw {
+    /// Opens perf groups on the machine's online CPUs and probes the MSRs.
+    pub fn open(m: &Machine, roots: &Roots, opts: LiveOptions) -> LiveHw {
+        let mut probe = Probe::default();
+        let perf = if opts.no_perf {
+            probe.perf_failed.push(("*".into(), "perf disabled by --no-perf".into()));
+            None
+        } else {
+            let (set, failed) = PerfSet::open(&m.online, &m.package_leaders(), &roots.sysfs);
+            probe.perf_opened = set
+                .opened()
+                .into_iter()
+                .map(|(c, e)| (c, e.name().to_string()))
+                .collect();
+            probe.perf_failed = failed
+                .into_iter()
+                .map(|(e, why)| (e.name().to_string(), why))
+                .collect();
+            Some(set)
+        };
+        let mut msr = None;
+        probe.msr = if opts.no_msr {
+            Err("MSR reads disabled by --no-msr".into())
+        } else if !matches!(m.vendor, x86::Vendor::Intel | x86::Vendor::Amd | x86::Vendor::Hygon) {
+            Err("MSRs exist on x86 only".into())
+        } else {
+            let mut dev = DevMsr::new(&roots.dev);
+            match m.online.first().map(|&c| dev.probe(c)) {
+                Some(Ok(())) => {
+                    probe.msr_regs = probe_regs(&mut dev, m);
+                    msr = Some(dev);
+                    Ok(())
+                }
+                Some(Err(e)) => Err(e),
+                None => Err("no online CPU".into()),
+            }
+        };
+        LiveHw {
+            perf,
+            msr,
+            probe,
+        }
+    }
+}
+
+/// Reads each candidate register once on the first CPU and keeps those the
+/// CPU has (the msr driver answers EIO for the others).
+fn probe_regs(dev: &mut DevMsr, m: &Machine) -> Vec<u32> {
+    let Some(&cpu) = m.online.first() else {
+        return Vec::new();
+    };
+    let (cst, rapl) = machine::x86_tables(m);
+    let mut cand = vec![
+        x86::MSR_TSC,
+        x86::MSR_APERF,
+        x86::MSR_MPERF,
+        x86::MSR_SMI_COUNT,
+        x86::MSR_THERM_STATUS,
+        x86::MSR_TEMPERATURE_TARGET,
+        x86::MSR_PACKAGE_THERM_STATUS,
+    ];
+    if m.vendor != x86::Vendor::Intel {
+        // SMI count, thermal status and TjMax are Intel registers
+        cand.retain(|r| ![x86::MSR_SMI_COUNT, x86::MSR_THERM_STATUS, x86::MSR_TEMPERATURE_TARGET, x86::MSR_PACKAGE_THERM_STATUS].contains(r));
+    }
+    cand.extend(cst.core.iter().map(|(_, r)| *r));
+    cand.extend(cst.pkg.iter().map(|(_, r)| *r));
+    if let Some(r) = rapl {
+        cand.push(r.unit);
+        cand.extend(r.domains.iter().map(|(_, r)| *r));
+    }
+    cand.into_iter().filter(|&r| dev.read(cpu, r).is_ok()).collect()
+}
+
+impl Hardware for LiveHw {
+    fn now(&mut self) -> Stamp {
+        let wall_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Stamp {
+            mono_ns: crate::sys::monotonic_ns(),
+            wall_ns,
+        }
+    }
+
+    fn perf(&mut self) -> Vec<PerfCounts> {
+        self.perf.as_mut().map(PerfSet::read).unwrap_or_default()
+    }
+
+    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>> {
+        Some(self.msr.as_mut()?.read(cpu, reg))
+    }
+
+    fn probe(&self) -> &Probe {
+        &self.probe
+    }
+
+    fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
+        self.perf.as_ref()?.energy_scale(event)
+    }
+}

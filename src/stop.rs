@@ -1,0 +1,87 @@
+//! A stop flag set by SIGINT, SIGTERM or SIGHUP, and a sleep it cancels:
+//! the loops sleep to their next deadline and wake at once on a signal.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Shared stop flag with a cancellable sleep.
+#[derive(Clone, Default)]
+pub struct Stop(Arc<(Mutex<bool>, Condvar)>);
+
+impl Stop {
+    /// Creates a flag that no signal sets (tests, replays).
+    pub fn new() -> Self {
+        Stop::default()
+    }
+
+    /// Creates a flag that SIGINT, SIGTERM and SIGHUP set.
+    pub fn on_signals() -> std::io::Result<Self> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let stop = Stop::new();
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        let s = stop.clone();
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                if signals.forever().next().is_some() {
+                    s.stop();
+                }
+            })?;
+        Ok(stop)
+    }
+
+    /// Sets the flag and wakes every sleeper.
+    pub fn stop(&self) {
+        let (m, cv) = &*self.0;
+        *m.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+        cv.notify_all();
+    }
+
+    /// Tells whether the flag is set.
+    pub fn is_stopped(&self) -> bool {
+        *self.0 .0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Sleeps until `deadline` or until stopped; returns true when stopped.
+    pub fn sleep_until(&self, deadline: Instant) -> bool {
+        let (m, cv) = &*self.0;
+        let mut stopped = m.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !*stopped {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let (g, _) = cv
+                .wait_timeout(stopped, deadline - now)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            stopped = g;
+        }
+        true
+    }
+
+    /// Sleeps for `d` or until stopped; returns true when stopped.
+    pub fn sleep(&self, d: Duration) -> bool {
+        self.sleep_until(Instant::now() + d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_wakes_a_sleeper_early() {
+        let s = Stop::new();
+        let s2 = s.clone();
+        let t = std::thread::spawn(move || s2.sleep(Duration::from_secs(30)));
+        std::thread::sleep(Duration::from_millis(20));
+        s.stop();
+        assert!(t.join().unwrap());
+        assert!(s.is_stopped());
+    }
+
+    #[test]
+    fn sleep_returns_false_at_the_deadline() {
+        assert!(!Stop::new().sleep(Duration::from_millis(1)));
+    }
+}
