@@ -3,4 +3,5 @@
 //! Data flows one way: `source` → `snapshot` → `interval` → sinks.
 
 pub mod collect;
+pub mod counter;
 pub mod source;
