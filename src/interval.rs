@@ -232,6 +232,13 @@ fn fill_cpu(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Snap
         _ => None,
     };
     fill_freq(r, m, freq, prev, cur, dt_s);
+    if r.tsc_mhz.is_none() {
+        // perf msr tsc works even where APERF/MPERF do not (VMs)
+        r.tsc_mhz = match (prev.hw.get(&cpu).and_then(|h| h.tsc), cur.hw.get(&cpu).and_then(|h| h.tsc)) {
+            (Some(a), Some(b)) => delta(a, b, Width::Bits64).and_then(|d| per_second(d, dt_s)).map(|hz| hz / 1e6),
+            _ => None,
+        };
+    }
     fill_idle(r, m, prev, cur, dt_s);
     if let (Ok(a), Ok(b)) = (&prev.interrupts, &cur.interrupts) {
         fill_irqs(r, a, b, dt_s);
@@ -623,6 +630,7 @@ fn zone_domain(m: &Machine, z: &crate::collect::powercap::RaplZone) -> (u32, Str
 }
 
 fn hwmon_core_temp(m: &Machine, cpu: u32, cur: &Snapshot) -> Option<f64> {
-    let key = crate::collect::hwmon::temp_key_for_cpu(&m.hwmon, m.topo(cpu)?)?;
-    cur.hwmon_mc.get(&key).map(|mc| *mc as f64 / 1000.0)
+    let t = m.topo(cpu)?;
+    let s = crate::collect::hwmon::core_temp_for(&m.hwmon, t.package, t.core)?.sensor;
+    cur.hwmon_mc.get(&format!("{}/temp{}", s.dir, s.index)).map(|mc| *mc as f64 / 1000.0)
 }

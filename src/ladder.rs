@@ -97,7 +97,7 @@ pub struct Status {
 
 /// What the perf and MSR probes found when the sampler started; stored in
 /// captures so a replay walks the same ladder.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
     /// (cpu, event) pairs that opened.
     pub perf_opened: Vec<(u32, String)>,
@@ -109,30 +109,41 @@ pub struct Probe {
     pub msr_regs: Vec<u32>,
 }
 
+impl Default for Probe {
+    fn default() -> Self {
+        Probe {
+            perf_opened: Vec::new(),
+            perf_failed: Vec::new(),
+            msr: Err("MSRs not probed".into()),
+            msr_regs: Vec::new(),
+        }
+    }
+}
+
 impl Probe {
     /// Tells whether `event` opened on every CPU in `cpus`.
     pub fn perf_has(&self, event: PerfEvent, cpus: &[u32]) -> bool {
-        let name = event.name();
+        let name = event.key();
         !cpus.is_empty()
             && cpus.iter().all(|c| {
                 self.perf_opened
                     .iter()
-                    .any(|(pc, pe)| pc == c && pe == name)
+                    .any(|(pc, pe)| pc == c && *pe == name)
             })
     }
 
     /// Tells whether `event` opened on any CPU.
     pub fn perf_any(&self, event: PerfEvent) -> bool {
-        let name = event.name();
-        self.perf_opened.iter().any(|(_, pe)| pe == name)
+        let name = event.key();
+        self.perf_opened.iter().any(|(_, pe)| *pe == name)
     }
 
     /// Returns the reason `event` did not open.
     pub fn perf_reason(&self, event: PerfEvent) -> Option<&str> {
-        let name = event.name();
+        let name = event.key();
         self.perf_failed
             .iter()
-            .find(|(e, _)| e == name)
+            .find(|(e, _)| *e == name)
             .map(|(_, r)| r.as_str())
     }
 

@@ -2,6 +2,17 @@
 //!
 //! Data flows one way: `source` → `snapshot` → `interval` → sinks.
 
+pub mod cli;
+pub mod cmd;
 pub mod collect;
 pub mod counter;
+pub mod engine;
+pub mod interval;
+pub mod ladder;
+pub mod machine;
+pub mod output;
+pub mod sampler;
+pub mod snapshot;
 pub mod source;
+pub mod stop;
+pub mod sys;

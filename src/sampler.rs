@@ -7,7 +7,7 @@ use crate::collect::{cpufreq, cpuidle, hwmon, interrupts, powercap, softirqs, st
 use crate::counter::Width;
 use crate::ladder::{self, FreqSource, Probe};
 use crate::machine::{self, Machine};
-use crate::snapshot::{CpuFiles, CpuHw, Energy, PkgHw, Snapshot, Stamp};
+use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot, Stamp};
 use crate::source::fs::{Base, Fs};
 use crate::source::perf::{PerfCounts, PerfEvent};
 

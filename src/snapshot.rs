@@ -21,7 +21,7 @@ pub struct Stamp {
 }
 
 /// Where a metric's values came from: a rung of the source ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub enum Rung {
     /// perf PMU counters (msr, cstate_core, cstate_pkg, power, software).
     Perf,

@@ -98,7 +98,7 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
     ];
     for name in state_names(&rows, |r| r.idle.iter().map(|s| s.name.clone()).collect()) {
         let n = name.clone();
-        cols.push(col(&format!("{name}%"), &rows, move |r| {
+        cols.push(col(&format!("{}%", name.replace(char::is_whitespace, "_")), &rows, move |r| {
             r.idle.iter().find(|s| s.name == n).and_then(|s| s.pct)
         }, c_mean, |v| num(v, 2)));
     }

@@ -82,7 +82,7 @@ impl<H: Hardware> Recorder<H> {
             PerfEvent::EnergyPsys,
         ] {
             if let Some(s) = self.inner.energy_scale(ev) {
-                scales.insert(ev.name().to_string(), s);
+                scales.insert(ev.key(), s);
             }
         }
         let pf = ProbeFile {
@@ -202,6 +202,6 @@ impl Hardware for Captured {
     }
 
     fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
-        self.energy_scale.get(event.name()).copied()
+        self.energy_scale.get(&event.key()).copied()
     }
 }

@@ -40,11 +40,11 @@ impl LiveHw {
             probe.perf_opened = set
                 .opened()
                 .into_iter()
-                .map(|(c, e)| (c, e.name().to_string()))
+                .map(|(c, e)| (c, e.key()))
                 .collect();
             probe.perf_failed = failed
                 .into_iter()
-                .map(|(e, why)| (e.name().to_string(), why))
+                .map(|(e, why)| (e.key(), why))
                 .collect();
             Some(set)
         };
