@@ -55,3 +55,16 @@ impl<H: Hardware> Engine<H> {
         }
     }
 }
+
+/// Builds an engine over the live machine (or `--root`): reads the facts,
+/// opens perf groups and probes the MSRs.
+pub fn open_live(
+    fs: crate::source::fs::Fs,
+    opts: crate::source::live::LiveOptions,
+) -> Engine<crate::source::live::LiveHw> {
+    let mut fs = fs;
+    let machine = crate::machine::Machine::read(&mut fs);
+    let roots = fs.roots().clone();
+    let hw = crate::source::live::LiveHw::open(&machine, &roots, opts);
+    Engine::new(Sampler::with_machine(fs, machine, hw))
+}
