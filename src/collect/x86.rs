@@ -1,6 +1,6 @@
 //! x86 model knowledge: which MSRs a CPU model has (core and package
 //! C-state residency, RAPL energy domains), and pure decoders for the RAPL
-//! unit, TjMax and thermal status registers.
+//! unit, `TjMax` and thermal status registers.
 //!
 //! The tables follow turbostat's `turbostat_pdata[]` / `platform_features`
 //! (Linux `tools/power/x86/turbostat/turbostat.c`, version 2025) and the
@@ -10,67 +10,67 @@
 
 use serde::Serialize;
 
-/// IA32_TIME_STAMP_COUNTER.
+/// `IA32_TIME_STAMP_COUNTER`.
 pub const MSR_TSC: u32 = 0x10;
-/// MSR_SMI_COUNT (Intel, 32-bit).
+/// `MSR_SMI_COUNT` (Intel, 32-bit).
 pub const MSR_SMI_COUNT: u32 = 0x34;
-/// MSR_PLATFORM_INFO: base ratio in bits 15:8.
+/// `MSR_PLATFORM_INFO`: base ratio in bits 15:8.
 pub const MSR_PLATFORM_INFO: u32 = 0xCE;
-/// MSR_PKG_CST_CONFIG_CONTROL: package C-state limit in bits 3:0.
+/// `MSR_PKG_CST_CONFIG_CONTROL`: package C-state limit in bits 3:0.
 pub const MSR_PKG_CST_CONFIG_CONTROL: u32 = 0xE2;
-/// IA32_MPERF: reference cycles in C0.
+/// `IA32_MPERF`: reference cycles in C0.
 pub const MSR_MPERF: u32 = 0xE7;
-/// IA32_APERF: actual cycles in C0.
+/// `IA32_APERF`: actual cycles in C0.
 pub const MSR_APERF: u32 = 0xE8;
-/// IA32_THERM_STATUS (per core).
+/// `IA32_THERM_STATUS` (per core).
 pub const MSR_THERM_STATUS: u32 = 0x19C;
-/// IA32_MISC_ENABLE: turbo disable is bit 38.
+/// `IA32_MISC_ENABLE`: turbo disable is bit 38.
 pub const MSR_MISC_ENABLE: u32 = 0x1A0;
-/// MSR_IA32_TEMPERATURE_TARGET: TjMax in bits 23:16.
+/// `MSR_IA32_TEMPERATURE_TARGET`: `TjMax` in bits 23:16.
 pub const MSR_TEMPERATURE_TARGET: u32 = 0x1A2;
-/// IA32_PACKAGE_THERM_STATUS.
+/// `IA32_PACKAGE_THERM_STATUS`.
 pub const MSR_PACKAGE_THERM_STATUS: u32 = 0x1B1;
-/// MSR_PKG_C3_RESIDENCY.
+/// `MSR_PKG_C3_RESIDENCY`.
 pub const MSR_PKG_C3_RESIDENCY: u32 = 0x3F8;
-/// MSR_PKG_C6_RESIDENCY.
+/// `MSR_PKG_C6_RESIDENCY`.
 pub const MSR_PKG_C6_RESIDENCY: u32 = 0x3F9;
-/// MSR_PKG_C7_RESIDENCY; also package C6 on Silvermont (`MSR_ATOM_PKG_C6_RESIDENCY`).
+/// `MSR_PKG_C7_RESIDENCY`; also package C6 on Silvermont (`MSR_ATOM_PKG_C6_RESIDENCY`).
 pub const MSR_PKG_C7_RESIDENCY: u32 = 0x3FA;
-/// MSR_CORE_C3_RESIDENCY.
+/// `MSR_CORE_C3_RESIDENCY`.
 pub const MSR_CORE_C3_RESIDENCY: u32 = 0x3FC;
-/// MSR_CORE_C6_RESIDENCY.
+/// `MSR_CORE_C6_RESIDENCY`.
 pub const MSR_CORE_C6_RESIDENCY: u32 = 0x3FD;
-/// MSR_CORE_C7_RESIDENCY.
+/// `MSR_CORE_C7_RESIDENCY`.
 pub const MSR_CORE_C7_RESIDENCY: u32 = 0x3FE;
-/// MSR_KNL_CORE_C6_RESIDENCY (Xeon Phi).
+/// `MSR_KNL_CORE_C6_RESIDENCY` (Xeon Phi).
 pub const MSR_KNL_CORE_C6_RESIDENCY: u32 = 0x3FF;
-/// MSR_RAPL_POWER_UNIT (Intel).
+/// `MSR_RAPL_POWER_UNIT` (Intel).
 pub const MSR_RAPL_POWER_UNIT: u32 = 0x606;
-/// MSR_PKG_C2_RESIDENCY.
+/// `MSR_PKG_C2_RESIDENCY`.
 pub const MSR_PKG_C2_RESIDENCY: u32 = 0x60D;
-/// MSR_PKG_ENERGY_STATUS (32-bit counter).
+/// `MSR_PKG_ENERGY_STATUS` (32-bit counter).
 pub const MSR_PKG_ENERGY_STATUS: u32 = 0x611;
-/// MSR_DRAM_ENERGY_STATUS (32-bit counter).
+/// `MSR_DRAM_ENERGY_STATUS` (32-bit counter).
 pub const MSR_DRAM_ENERGY_STATUS: u32 = 0x619;
-/// MSR_PKG_C8_RESIDENCY.
+/// `MSR_PKG_C8_RESIDENCY`.
 pub const MSR_PKG_C8_RESIDENCY: u32 = 0x630;
-/// MSR_PKG_C9_RESIDENCY.
+/// `MSR_PKG_C9_RESIDENCY`.
 pub const MSR_PKG_C9_RESIDENCY: u32 = 0x631;
-/// MSR_PKG_C10_RESIDENCY.
+/// `MSR_PKG_C10_RESIDENCY`.
 pub const MSR_PKG_C10_RESIDENCY: u32 = 0x632;
-/// MSR_PP0_ENERGY_STATUS: cores domain (32-bit counter).
+/// `MSR_PP0_ENERGY_STATUS`: cores domain (32-bit counter).
 pub const MSR_PP0_ENERGY_STATUS: u32 = 0x639;
-/// MSR_PP1_ENERGY_STATUS: graphics domain (32-bit counter).
+/// `MSR_PP1_ENERGY_STATUS`: graphics domain (32-bit counter).
 pub const MSR_PP1_ENERGY_STATUS: u32 = 0x641;
-/// MSR_PLATFORM_ENERGY_STATUS: psys domain (32-bit counter).
+/// `MSR_PLATFORM_ENERGY_STATUS`: psys domain (32-bit counter).
 pub const MSR_PLATFORM_ENERGY_STATUS: u32 = 0x64D;
-/// MSR_CORE_C1_RES (only where the model table says so).
+/// `MSR_CORE_C1_RES` (only where the model table says so).
 pub const MSR_CORE_C1_RES: u32 = 0x660;
-/// MSR_MODULE_C6_RES_MS: module C6 on Silvermont and Crestmont servers.
+/// `MSR_MODULE_C6_RES_MS`: module C6 on Silvermont and Crestmont servers.
 pub const MSR_MODULE_C6_RES_MS: u32 = 0x664;
 /// AMD IRPERF: retired instructions (fam 17h+).
 pub const MSR_AMD_IRPERF: u32 = 0xC000_00E9;
-/// AMD HWCR: bit 25 CpbDis (boost disabled).
+/// AMD HWCR: bit 25 `CpbDis` (boost disabled).
 pub const MSR_AMD_HWCR: u32 = 0xC001_0015;
 /// AMD RAPL power unit (fam 17h+).
 pub const MSR_AMD_RAPL_POWER_UNIT: u32 = 0xC001_0299;
@@ -169,6 +169,10 @@ const R_PSYS: u8 = 1 << 4;
 
 /// One turbostat `platform_features` entry, reduced to what noisetop reads.
 #[derive(Debug, Clone, Copy)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "mirrors turbostat's has_* feature flags one for one"
+)]
 struct Platform {
     name: &'static str,
     cstates: u16,
@@ -503,22 +507,26 @@ pub fn time_unit_seconds(unit_msr: u64) -> f64 {
     1.0 / f64::from(1u32 << ((unit_msr >> 16) & 0xF))
 }
 
-/// TjMax in °C from MSR_IA32_TEMPERATURE_TARGET bits 23:16; `None` when 0
+/// `TjMax` in °C from `MSR_IA32_TEMPERATURE_TARGET` bits 23:16; `None` when 0
 /// (the register is implemented but does not say).
 pub fn tjmax(temperature_target_msr: u64) -> Option<u32> {
     let t = ((temperature_target_msr >> 16) & 0xFF) as u32;
     (t != 0).then_some(t)
 }
 
-/// TCC activation offset in °C below TjMax (bits 29:24); shown, never subtracted.
+/// TCC activation offset in °C below `TjMax` (bits 29:24); shown, never subtracted.
 pub fn tcc_offset(temperature_target_msr: u64) -> u32 {
     ((temperature_target_msr >> 24) & 0x3F) as u32
 }
 
-/// A decoded IA32_THERM_STATUS or IA32_PACKAGE_THERM_STATUS.
+/// A decoded `IA32_THERM_STATUS` or `IA32_PACKAGE_THERM_STATUS`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per status bit of the register"
+)]
 pub struct ThermStatus {
-    /// Temperature: TjMax minus the readout (bits 22:16), only when bit 31 says it is valid.
+    /// Temperature: `TjMax` minus the readout (bits 22:16), only when bit 31 says it is valid.
     pub temp_c: Option<i32>,
     /// Bit 0: the thermal sensor is at or above the TCC activation point now.
     pub throttling: bool,
@@ -532,7 +540,7 @@ pub struct ThermStatus {
     pub log_bits: u32,
 }
 
-/// Decodes a thermal status MSR against TjMax.
+/// Decodes a thermal status MSR against `TjMax`.
 pub fn decode_therm_status(msr: u64, tjmax: u32) -> ThermStatus {
     let valid = msr & (1 << 31) != 0;
     let readout = ((msr >> 16) & 0x7F) as i32;
@@ -547,6 +555,10 @@ pub fn decode_therm_status(msr: u64, tjmax: u32) -> ThermStatus {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::float_cmp,
+    reason = "energy units are powers of two or fixed constants, exact in f64"
+)]
 mod tests {
     use super::*;
     use crate::source::msr::{FakeMsr, MsrAccess};
