@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::collect::interrupts::{IrqKind, IrqTable};
 use crate::collect::stat::CpuTimes;
-use crate::counter::{delta, per_second, percent, Width};
+use crate::counter::{Width, delta, per_second, percent};
 use crate::ladder::FreqSource;
 use crate::machine::Machine;
 use crate::snapshot::{Energy, Snapshot, Stamp};
@@ -182,7 +182,12 @@ impl Interval {
 }
 
 /// Computes the interval from `prev` to `cur`.
-pub fn delta_of(m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Snapshot) -> Interval {
+pub fn delta_of(
+    m: &Machine,
+    freq: Option<FreqSource>,
+    prev: &Snapshot,
+    cur: &Snapshot,
+) -> Interval {
     let dt_ns = cur.time.mono_ns.saturating_sub(prev.time.mono_ns);
     let dt_s = dt_ns as f64 / 1e9;
     let mut cpus = Vec::with_capacity(cur.online.len());
@@ -206,8 +211,18 @@ pub fn delta_of(m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Sn
         .filter(|c| !cur.online.contains(c))
         .collect();
     let order: Vec<u32> = cpus.iter().map(|c| c.cpu).collect();
-    let irqs = table_rates(prev.interrupts.as_ref().ok(), cur.interrupts.as_ref().ok(), &order, dt_s);
-    let softirqs = table_rates(prev.softirqs.as_ref().ok(), cur.softirqs.as_ref().ok(), &order, dt_s);
+    let irqs = table_rates(
+        prev.interrupts.as_ref().ok(),
+        cur.interrupts.as_ref().ok(),
+        &order,
+        dt_s,
+    );
+    let softirqs = table_rates(
+        prev.softirqs.as_ref().ok(),
+        cur.softirqs.as_ref().ok(),
+        &order,
+        dt_s,
+    );
     let pkgs = pkg_rates(m, prev, cur, dt_s);
     Interval {
         from: prev.time,
@@ -222,7 +237,14 @@ pub fn delta_of(m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Sn
     }
 }
 
-fn fill_cpu(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Snapshot, dt_s: f64) {
+fn fill_cpu(
+    r: &mut CpuRates,
+    m: &Machine,
+    freq: Option<FreqSource>,
+    prev: &Snapshot,
+    cur: &Snapshot,
+    dt_s: f64,
+) {
     let cpu = r.cpu;
     r.time = match (&prev.stat, &cur.stat) {
         (Ok(a), Ok(b)) => match (a.cpus.get(&cpu), b.cpus.get(&cpu)) {
@@ -234,8 +256,13 @@ fn fill_cpu(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Snap
     fill_freq(r, m, freq, prev, cur, dt_s);
     if r.tsc_mhz.is_none() {
         // perf msr tsc works even where APERF/MPERF do not (VMs)
-        r.tsc_mhz = match (prev.hw.get(&cpu).and_then(|h| h.tsc), cur.hw.get(&cpu).and_then(|h| h.tsc)) {
-            (Some(a), Some(b)) => delta(a, b, Width::Bits64).and_then(|d| per_second(d, dt_s)).map(|hz| hz / 1e6),
+        r.tsc_mhz = match (
+            prev.hw.get(&cpu).and_then(|h| h.tsc),
+            cur.hw.get(&cpu).and_then(|h| h.tsc),
+        ) {
+            (Some(a), Some(b)) => delta(a, b, Width::Bits64)
+                .and_then(|d| per_second(d, dt_s))
+                .map(|hz| hz / 1e6),
             _ => None,
         };
     }
@@ -253,10 +280,18 @@ fn fill_cpu(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Snap
         (Some(a), Some(b)) => delta(a, b, Width::Bits(32)),
         _ => None,
     };
-    r.temp_c = ch.and_then(|h| h.temp_c).or_else(|| hwmon_core_temp(m, cpu, cur));
+    r.temp_c = ch
+        .and_then(|h| h.temp_c)
+        .or_else(|| hwmon_core_temp(m, cpu, cur));
     r.throttle = match (
-        prev.files.get(&cpu).and_then(|f| f.throttle.as_ref()).and_then(|t| t.core),
-        cur.files.get(&cpu).and_then(|f| f.throttle.as_ref()).and_then(|t| t.core),
+        prev.files
+            .get(&cpu)
+            .and_then(|f| f.throttle.as_ref())
+            .and_then(|t| t.core),
+        cur.files
+            .get(&cpu)
+            .and_then(|f| f.throttle.as_ref())
+            .and_then(|t| t.core),
     ) {
         (Some(a), Some(b)) => delta(a, b, Width::Bits64),
         _ => None,
@@ -288,7 +323,10 @@ fn time_split(a: &CpuTimes, b: &CpuTimes) -> Option<TimeSplit> {
     }
     // a field that went backwards (a CPU re-onlined resets nothing, but
     // hotplug races and buggy hypervisors do) makes the whole split unknown
-    if d.iter().zip(fa.iter()).any(|(dd, f)| f.is_some() && dd.is_none()) {
+    if d.iter()
+        .zip(fa.iter())
+        .any(|(dd, f)| f.is_some() && dd.is_none())
+    {
         return None;
     }
     let total: u64 = d.iter().flatten().sum();
@@ -308,7 +346,14 @@ fn time_split(a: &CpuTimes, b: &CpuTimes) -> Option<TimeSplit> {
     })
 }
 
-fn fill_freq(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Snapshot, cur: &Snapshot, dt_s: f64) {
+fn fill_freq(
+    r: &mut CpuRates,
+    m: &Machine,
+    freq: Option<FreqSource>,
+    prev: &Snapshot,
+    cur: &Snapshot,
+    dt_s: f64,
+) {
     let cpu = r.cpu;
     match freq {
         Some(FreqSource::PerfMsr | FreqSource::DevMsr) => {
@@ -364,7 +409,12 @@ fn fill_freq(r: &mut CpuRates, m: &Machine, freq: Option<FreqSource>, prev: &Sna
 
 /// Core C-states from residency counters: `Cn% = 100·ΔCn/ΔTSC`; without a
 /// C1 counter, `C1 = ΔTSC − ΔMPERF − ΣΔCn` as turbostat derives it.
-fn hw_cstates(a: &[(String, u64)], b: &[(String, u64)], dtsc: u64, dmperf: u64) -> Vec<(String, Option<f64>)> {
+fn hw_cstates(
+    a: &[(String, u64)],
+    b: &[(String, u64)],
+    dtsc: u64,
+    dmperf: u64,
+) -> Vec<(String, Option<f64>)> {
     if b.is_empty() {
         return Vec::new();
     }
@@ -447,7 +497,13 @@ fn fill_irqs(r: &mut CpuRates, a: &IrqTable, b: &IrqTable, dt_s: f64) {
 /// Sums the deltas of every row of a class in one CPU's column; rows are
 /// matched by label, a row that appeared or went backwards is skipped.
 /// `None` when the CPU has no column or no row of that class exists.
-fn class_rate(a: &IrqTable, b: &IrqTable, cpu: u32, dt_s: f64, want: impl Fn(IrqKind) -> bool) -> Option<f64> {
+fn class_rate(
+    a: &IrqTable,
+    b: &IrqTable,
+    cpu: u32,
+    dt_s: f64,
+    want: impl Fn(IrqKind) -> bool,
+) -> Option<f64> {
     let ca = a.column(cpu)?;
     let cb = b.column(cpu)?;
     let mut sum = 0u64;
@@ -456,7 +512,9 @@ fn class_rate(a: &IrqTable, b: &IrqTable, cpu: u32, dt_s: f64, want: impl Fn(Irq
         if !want(row.kind) {
             continue;
         }
-        let Some(vb) = row.counts.get(cb) else { continue };
+        let Some(vb) = row.counts.get(cb) else {
+            continue;
+        };
         let Some(va) = matching_row(a, row, i).and_then(|r| r.counts.get(ca)) else {
             continue;
         };
@@ -477,14 +535,23 @@ fn irq_width(a: u64, b: u64) -> Width {
     }
 }
 
-fn matching_row<'a>(a: &'a IrqTable, row: &crate::collect::interrupts::IrqRow, hint: usize) -> Option<&'a crate::collect::interrupts::IrqRow> {
+fn matching_row<'a>(
+    a: &'a IrqTable,
+    row: &crate::collect::interrupts::IrqRow,
+    hint: usize,
+) -> Option<&'a crate::collect::interrupts::IrqRow> {
     match a.rows.get(hint) {
         Some(r) if r.label == row.label => Some(r),
         _ => a.rows.iter().find(|r| r.label == row.label),
     }
 }
 
-fn table_rates(a: Option<&IrqTable>, b: Option<&IrqTable>, order: &[u32], dt_s: f64) -> Vec<SourceRates> {
+fn table_rates(
+    a: Option<&IrqTable>,
+    b: Option<&IrqTable>,
+    order: &[u32],
+    dt_s: f64,
+) -> Vec<SourceRates> {
     let (Some(a), Some(b)) = (a, b) else {
         return Vec::new();
     };
@@ -545,7 +612,10 @@ fn pkg_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) -> Vec<Pkg
         r.temp_c = b.temp_c;
         let Some(a) = prev.pkg.get(id) else { continue };
         for e in &b.energy {
-            r.watts.push((e.domain.clone(), watts(&a.energy, &b.energy, &e.domain, dt_s)));
+            r.watts.push((
+                e.domain.clone(),
+                watts(&a.energy, &b.energy, &e.domain, dt_s),
+            ));
         }
         let leader = m
             .topology
@@ -579,8 +649,14 @@ fn pkg_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) -> Vec<Pkg
             .map(|t| t.cpu);
         if let Some(c) = leader {
             r.throttle = match (
-                prev.files.get(&c).and_then(|f| f.throttle.as_ref()).and_then(|t| t.package),
-                cur.files.get(&c).and_then(|f| f.throttle.as_ref()).and_then(|t| t.package),
+                prev.files
+                    .get(&c)
+                    .and_then(|f| f.throttle.as_ref())
+                    .and_then(|t| t.package),
+                cur.files
+                    .get(&c)
+                    .and_then(|f| f.throttle.as_ref())
+                    .and_then(|t| t.package),
             ) {
                 (Some(a), Some(b)) => delta(a, b, Width::Bits64),
                 _ => None,
@@ -592,7 +668,13 @@ fn pkg_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) -> Vec<Pkg
 
 /// Power from powercap zones: a top-level zone named `package-N` is package
 /// N's `pkg`; its sub-zones (`core`, `uncore`, `dram`) are its domains.
-fn powercap_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64, out: &mut BTreeMap<u32, PkgRates>) {
+fn powercap_rates(
+    m: &Machine,
+    prev: &Snapshot,
+    cur: &Snapshot,
+    dt_s: f64,
+    out: &mut BTreeMap<u32, PkgRates>,
+) {
     for z in &m.rapl_zones {
         let (Some(a), Some(b)) = (prev.powercap_uj.get(&z.id), cur.powercap_uj.get(&z.id)) else {
             continue;
@@ -622,7 +704,11 @@ fn zone_domain(m: &Machine, z: &crate::collect::powercap::RaplZone) -> (u32, Str
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     let domain = if z.id == parent {
-        if z.name.starts_with("package") { "pkg".to_string() } else { z.name.clone() }
+        if z.name.starts_with("package") {
+            "pkg".to_string()
+        } else {
+            z.name.clone()
+        }
     } else {
         z.name.clone()
     };
@@ -632,5 +718,7 @@ fn zone_domain(m: &Machine, z: &crate::collect::powercap::RaplZone) -> (u32, Str
 fn hwmon_core_temp(m: &Machine, cpu: u32, cur: &Snapshot) -> Option<f64> {
     let t = m.topo(cpu)?;
     let s = crate::collect::hwmon::core_temp_for(&m.hwmon, t.package, t.core)?.sensor;
-    cur.hwmon_mc.get(&format!("{}/temp{}", s.dir, s.index)).map(|mc| *mc as f64 / 1000.0)
+    cur.hwmon_mc
+        .get(&format!("{}/temp{}", s.dir, s.index))
+        .map(|mc| *mc as f64 / 1000.0)
 }

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::machine::Machine;
-use crate::snapshot::Snapshot;
 use crate::snapshot::Rung;
+use crate::snapshot::Snapshot;
 use crate::source::perf::PerfEvent;
 
 /// A metric the sampler collects, as the footer names it.
@@ -198,43 +198,75 @@ fn missing(metric: Metric, note: impl Into<String>) -> Status {
 
 /// Says why neither perf nor the msr device supplies an MSR-backed event.
 fn hw_reason(p: &Probe, event: PerfEvent) -> String {
-    let perf = p
-        .perf_reason(event)
-        .map_or_else(|| format!("perf has no {} event", event.name()), str::to_string);
+    let perf = p.perf_reason(event).map_or_else(
+        || format!("perf has no {} event", event.name()),
+        str::to_string,
+    );
     match &p.msr {
         Ok(()) => format!("{perf}; the CPU has no such MSR"),
         Err(e) => format!("{perf}; {e}"),
     }
 }
 
-fn status_of(metric: Metric, m: &Machine, p: &Probe, freq: Option<FreqSource>, snap: &Snapshot) -> Status {
+fn status_of(
+    metric: Metric,
+    m: &Machine,
+    p: &Probe,
+    freq: Option<FreqSource>,
+    snap: &Snapshot,
+) -> Status {
     use crate::collect::x86::{MSR_SMI_COUNT, MSR_THERM_STATUS};
     let all = &m.online;
     match metric {
         Metric::Frequency => match freq {
-            Some(FreqSource::PerfMsr) => found(metric, Rung::Perf, "perf msr aperf/mperf/tsc", None),
-            Some(FreqSource::DevMsr) => found(metric, Rung::Msr, "/dev/cpu/N/msr APERF 0xE8, MPERF 0xE7, TSC 0x10", None),
+            Some(FreqSource::PerfMsr) => {
+                found(metric, Rung::Perf, "perf msr aperf/mperf/tsc", None)
+            }
+            Some(FreqSource::DevMsr) => found(
+                metric,
+                Rung::Msr,
+                "/dev/cpu/N/msr APERF 0xE8, MPERF 0xE7, TSC 0x10",
+                None,
+            ),
             Some(FreqSource::Cpufreq) => found(
                 metric,
                 Rung::Kernel,
                 "cpufreq scaling_cur_freq; Busy% from /proc/stat",
-                Some(format!("not effective frequency: {}", hw_reason(p, PerfEvent::Aperf))),
+                Some(format!(
+                    "not effective frequency: {}",
+                    hw_reason(p, PerfEvent::Aperf)
+                )),
             ),
             Some(FreqSource::Cpuinfo) => found(
                 metric,
                 Rung::Kernel,
                 "/proc/cpuinfo cpu MHz (nominal); Busy% from /proc/stat",
-                Some(format!("no APERF/MPERF: {}", hw_reason(p, PerfEvent::Aperf))),
+                Some(format!(
+                    "no APERF/MPERF: {}",
+                    hw_reason(p, PerfEvent::Aperf)
+                )),
             ),
-            None => missing(metric, format!("no APERF/MPERF ({}), no cpufreq, no cpu MHz", hw_reason(p, PerfEvent::Aperf))),
+            None => missing(
+                metric,
+                format!(
+                    "no APERF/MPERF ({}), no cpufreq, no cpu MHz",
+                    hw_reason(p, PerfEvent::Aperf)
+                ),
+            ),
         },
         Metric::HwCstates => {
             if p.perf_any(PerfEvent::CoreC6) || p.perf_any(PerfEvent::CoreC3) {
                 found(metric, Rung::Perf, "perf cstate_core/cstate_pkg", None)
             } else if snap.hw.values().any(|h| !h.cstates.is_empty()) {
                 found(metric, Rung::Msr, "/dev/cpu/N/msr residency MSRs", None)
-            } else if matches!(m.vendor, crate::collect::x86::Vendor::Amd | crate::collect::x86::Vendor::Hygon) {
-                missing(metric, "AMD exposes no core C-state residency counters: see cpuidle")
+            } else if matches!(
+                m.vendor,
+                crate::collect::x86::Vendor::Amd | crate::collect::x86::Vendor::Hygon
+            ) {
+                missing(
+                    metric,
+                    "AMD exposes no core C-state residency counters: see cpuidle",
+                )
             } else {
                 missing(metric, hw_reason(p, PerfEvent::CoreC6))
             }
@@ -250,7 +282,9 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, freq: Option<FreqSource>, s
                 ),
                 None,
             ),
-            Some(why) if !m.idle_states.is_empty() => found(metric, Rung::Kernel, "cpuidle sysfs", Some(why.clone())),
+            Some(why) if !m.idle_states.is_empty() => {
+                found(metric, Rung::Kernel, "cpuidle sysfs", Some(why.clone()))
+            }
             Some(why) => missing(metric, why.clone()),
         },
         Metric::Interrupts => match &snap.interrupts {
@@ -262,13 +296,25 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, freq: Option<FreqSource>, s
             Err(e) => missing(metric, e.clone()),
         },
         Metric::CpuTime => match &snap.stat {
-            Ok(s) if s.cpus.values().any(|c| c.steal.is_some()) => found(metric, Rung::Kernel, "/proc/stat", None),
-            Ok(_) => found(metric, Rung::Kernel, "/proc/stat", Some("this kernel reports no steal column".into())),
+            Ok(s) if s.cpus.values().any(|c| c.steal.is_some()) => {
+                found(metric, Rung::Kernel, "/proc/stat", None)
+            }
+            Ok(_) => found(
+                metric,
+                Rung::Kernel,
+                "/proc/stat",
+                Some("this kernel reports no steal column".into()),
+            ),
             Err(e) => missing(metric, e.clone()),
         },
         Metric::Scheduler => {
             if p.perf_has(PerfEvent::ContextSwitches, all) {
-                found(metric, Rung::Perf, "perf software context-switches, cpu-migrations", None)
+                found(
+                    metric,
+                    Rung::Perf,
+                    "perf software context-switches, cpu-migrations",
+                    None,
+                )
             } else {
                 let why = p
                     .perf_reason(PerfEvent::ContextSwitches)
@@ -290,10 +336,26 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, freq: Option<FreqSource>, s
         }
         Metric::Temperature => {
             if p.msr_has(MSR_THERM_STATUS) {
-                found(metric, Rung::Msr, "IA32_THERM_STATUS 0x19C, TjMax 0x1A2", None)
+                found(
+                    metric,
+                    Rung::Msr,
+                    "IA32_THERM_STATUS 0x19C, TjMax 0x1A2",
+                    None,
+                )
             } else if !m.hwmon.is_empty() {
-                let chips: Vec<&str> = m.hwmon.iter().map(|s| s.chip.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-                found(metric, Rung::Kernel, format!("hwmon {}", chips.join(",")), None)
+                let chips: Vec<&str> = m
+                    .hwmon
+                    .iter()
+                    .map(|s| s.chip.as_str())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                found(
+                    metric,
+                    Rung::Kernel,
+                    format!("hwmon {}", chips.join(",")),
+                    None,
+                )
             } else {
                 let msr = match &p.msr {
                     Ok(()) => "no thermal MSR".to_string(),
@@ -306,7 +368,10 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, freq: Option<FreqSource>, s
             if snap.files.values().any(|f| f.throttle.is_some()) {
                 found(metric, Rung::Kernel, "thermal_throttle counts", None)
             } else {
-                missing(metric, "no cpuN/thermal_throttle (Intel thermal driver only)")
+                missing(
+                    metric,
+                    "no cpuN/thermal_throttle (Intel thermal driver only)",
+                )
             }
         }
         Metric::Power => {
@@ -319,7 +384,13 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, freq: Option<FreqSource>, s
             } else if !m.rapl_zones.is_empty() {
                 missing(metric, "powercap energy_uj unreadable: run as root")
             } else {
-                missing(metric, format!("no RAPL: {}; no powercap zones", hw_reason(p, PerfEvent::EnergyPkg)))
+                missing(
+                    metric,
+                    format!(
+                        "no RAPL: {}; no powercap zones",
+                        hw_reason(p, PerfEvent::EnergyPkg)
+                    ),
+                )
             }
         }
     }

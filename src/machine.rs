@@ -202,7 +202,12 @@ fn base_mhz(cpufreq: &[CpuFreqInfo], info: &CpuInfo) -> Option<(f64, String)> {
     }
     let name = info.model_name.as_deref()?;
     let at = name.rfind('@')?;
-    let ghz: f64 = name[at + 1..].trim().trim_end_matches("GHz").trim().parse().ok()?;
+    let ghz: f64 = name[at + 1..]
+        .trim()
+        .trim_end_matches("GHz")
+        .trim()
+        .parse()
+        .ok()?;
     (ghz > 0.0 && ghz < 20.0).then(|| (ghz * 1000.0, "model name".into()))
 }
 

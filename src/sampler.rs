@@ -243,7 +243,10 @@ impl<H: Hardware> Sampler<H> {
                     PerfEvent::Mperf => hw.mperf = Some(v),
                     PerfEvent::Tsc => hw.tsc = Some(v),
                     PerfEvent::Smi => hw.smi = Some(v),
-                    PerfEvent::CoreC1 | PerfEvent::CoreC3 | PerfEvent::CoreC6 | PerfEvent::CoreC7 => {
+                    PerfEvent::CoreC1
+                    | PerfEvent::CoreC3
+                    | PerfEvent::CoreC6
+                    | PerfEvent::CoreC7 => {
                         hw.cstates.push((cstate_label(ev).to_string(), v));
                     }
                     PerfEvent::PkgC2
@@ -264,7 +267,9 @@ impl<H: Hardware> Sampler<H> {
                     | PerfEvent::EnergyGpu
                     | PerfEvent::EnergyPsys => {
                         // perf accumulates RAPL in 64 bits in the kernel
-                        let Some(scale) = self.hw.energy_scale(ev) else { continue };
+                        let Some(scale) = self.hw.energy_scale(ev) else {
+                            continue;
+                        };
                         let p = pkg_entry(&mut snap.pkg, pkg_id);
                         p.energy.push(Energy {
                             domain: energy_domain(ev).to_string(),
@@ -293,16 +298,18 @@ impl<H: Hardware> Sampler<H> {
         for &cpu in &snap.online {
             let hw = snap.hw.entry(cpu).or_default();
             for &(name, reg) in &plan.per_cpu {
-                let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else { continue };
+                let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else {
+                    continue;
+                };
                 match name {
                     "aperf" => hw.aperf = Some(v),
                     "mperf" => hw.mperf = Some(v),
                     "tsc" => hw.tsc = Some(v),
                     "smi" => hw.smi = Some(v & 0xFFFF_FFFF),
                     "therm" => {
-                        hw.temp_c = plan.tjmax.and_then(|tj| {
-                            x86::decode_therm_status(v, tj).temp_c.map(f64::from)
-                        });
+                        hw.temp_c = plan
+                            .tjmax
+                            .and_then(|tj| x86::decode_therm_status(v, tj).temp_c.map(f64::from));
                     }
                     "energy-core" => {
                         if let Some(unit) = plan.energy_unit {
@@ -320,11 +327,13 @@ impl<H: Hardware> Sampler<H> {
             if leaders.contains(&cpu) {
                 let p = pkg_entry(&mut snap.pkg, pkg_of.get(&cpu).copied().unwrap_or(0));
                 for &(name, reg) in &plan.per_pkg {
-                    let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else { continue };
+                    let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else {
+                        continue;
+                    };
                     if name == "therm" {
-                        p.temp_c = plan.tjmax.and_then(|tj| {
-                            x86::decode_therm_status(v, tj).temp_c.map(f64::from)
-                        });
+                        p.temp_c = plan
+                            .tjmax
+                            .and_then(|tj| x86::decode_therm_status(v, tj).temp_c.map(f64::from));
                     } else if name.starts_with("PC") {
                         p.cstates.push((name.to_string(), v));
                     } else if let Some(unit) = plan.energy_unit {

@@ -39,7 +39,11 @@ impl Stop {
 
     /// Tells whether the flag is set.
     pub fn is_stopped(&self) -> bool {
-        *self.0 .0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        *self
+            .0
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Sleeps until `deadline` or until stopped; returns true when stopped.

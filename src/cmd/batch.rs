@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::cli::Opts;
 use crate::engine::Engine;
@@ -18,7 +18,11 @@ use crate::source::live::{LiveHw, LiveOptions};
 use crate::stop::Stop;
 
 /// Prints one interval: a header line with the time, then the table.
-fn print_interval(out: &mut impl std::io::Write, iv: &Interval, opts: &Opts) -> std::io::Result<()> {
+fn print_interval(
+    out: &mut impl std::io::Write,
+    iv: &Interval,
+    opts: &Opts,
+) -> std::io::Result<()> {
     let secs = iv.to.wall_ns / 1_000_000_000;
     writeln!(
         out,
@@ -63,7 +67,10 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
             }
         }
         if let Some(dir) = &opts.capture {
-            engine.sampler.fs.set_tee(Some(capture::instant_dir(dir, i as usize)));
+            engine
+                .sampler
+                .fs
+                .set_tee(Some(capture::instant_dir(dir, i as usize)));
         }
         let iv = engine.step();
         if let Some(dir) = &opts.capture {
@@ -93,9 +100,13 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
 
 fn prepare_capture_dir(dir: &Path) -> Result<()> {
     if dir.exists() {
-        let mut entries = std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+        let mut entries =
+            std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
         if entries.next().is_some() {
-            bail!("{} is not empty: a capture needs a new or empty folder", dir.display());
+            bail!(
+                "{} is not empty: a capture needs a new or empty folder",
+                dir.display()
+            );
         }
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
@@ -106,7 +117,10 @@ pub fn open_replay(dir: &Path) -> Result<(Vec<std::path::PathBuf>, Engine<Captur
     let instants = capture::instants(dir)
         .with_context(|| format!("cannot read capture folder {}", dir.display()))?;
     let Some(first) = instants.first() else {
-        bail!("{} holds no instants (0000/, 0001/, …): was it made by `noisetop capture`?", dir.display());
+        bail!(
+            "{} holds no instants (0000/, 0001/, …): was it made by `noisetop capture`?",
+            dir.display()
+        );
     };
     let hw = Captured::load(first).map_err(anyhow::Error::msg)?;
     let mut fs = Fs::new(Roots::under(first));

@@ -15,7 +15,8 @@ use crate::source::fs::Roots;
 pub fn run() -> Result<()> {
     let cli = Cli::parse();
     if let Some(cpu) = cli.opts.pin {
-        crate::sys::pin_to(&[cpu]).with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
+        crate::sys::pin_to(&[cpu])
+            .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
     }
     match cli.command {
         Some(Command::Snapshot { json: _ }) => snapshot::run(&cli.opts),

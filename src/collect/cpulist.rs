@@ -96,7 +96,11 @@ mod tests {
     #[test]
     fn null_and_padding_mean_empty() {
         assert!(parse("(null)\n").unwrap().is_empty());
-        assert!(parse(&format!("{}(null)\n", " ".repeat(90))).unwrap().is_empty());
+        assert!(
+            parse(&format!("{}(null)\n", " ".repeat(90)))
+                .unwrap()
+                .is_empty()
+        );
         assert!(parse("\n").unwrap().is_empty());
     }
 

@@ -88,7 +88,10 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
         Column {
             header: "Core".into(),
             cells: std::iter::once("-".to_string())
-                .chain(rows.iter().map(|r| r.core.map_or("-".into(), |c| c.to_string())))
+                .chain(
+                    rows.iter()
+                        .map(|r| r.core.map_or("-".into(), |c| c.to_string())),
+                )
                 .collect(),
         },
         col("Avg_MHz", &rows, |r| r.avg_mhz, c_mean, |v| num(v, 0)),
@@ -98,15 +101,25 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
     ];
     for name in state_names(&rows, |r| r.idle.iter().map(|s| s.name.clone()).collect()) {
         let n = name.clone();
-        cols.push(col(&format!("{}%", name.replace(char::is_whitespace, "_")), &rows, move |r| {
-            r.idle.iter().find(|s| s.name == n).and_then(|s| s.pct)
-        }, c_mean, |v| num(v, 2)));
+        cols.push(col(
+            &format!("{}%", name.replace(char::is_whitespace, "_")),
+            &rows,
+            move |r| r.idle.iter().find(|s| s.name == n).and_then(|s| s.pct),
+            c_mean,
+            |v| num(v, 2),
+        ));
     }
-    for name in state_names(&rows, |r| r.hw_cstates.iter().map(|s| s.0.clone()).collect()) {
+    for name in state_names(&rows, |r| {
+        r.hw_cstates.iter().map(|s| s.0.clone()).collect()
+    }) {
         let n = name.clone();
-        cols.push(col(&format!("CPU%{}", name.to_lowercase()), &rows, move |r| {
-            r.hw_cstates.iter().find(|s| s.0 == n).and_then(|s| s.1)
-        }, c_mean, |v| num(v, 2)));
+        cols.push(col(
+            &format!("CPU%{}", name.to_lowercase()),
+            &rows,
+            move |r| r.hw_cstates.iter().find(|s| s.0 == n).and_then(|s| s.1),
+            c_mean,
+            |v| num(v, 2),
+        ));
     }
     cols.push(col("IRQ/s", &rows, |r| r.irq_per_s, c_sum, rate));
     cols.push(col("LOC/s", &rows, |r| r.loc_per_s, c_sum, rate));
@@ -116,22 +129,46 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
     cols.push(col("SOFTIRQ/s", &rows, |r| r.softirq_per_s, c_sum, rate));
     cols.push(col("CSW/s", &rows, |r| r.csw_per_s, c_sum, rate));
     cols.push(col("MIG/s", &rows, |r| r.mig_per_s, c_sum, rate));
-    cols.push(col("Steal%", &rows, |r| r.time.and_then(|t| t.steal), c_mean, |v| num(v, 2)));
-    cols.push(col("SMI", &rows, |r| r.smi.map(|s| s as f64), c_sum, |v| num(v, 0)));
+    cols.push(col(
+        "Steal%",
+        &rows,
+        |r| r.time.and_then(|t| t.steal),
+        c_mean,
+        |v| num(v, 2),
+    ));
+    cols.push(col(
+        "SMI",
+        &rows,
+        |r| r.smi.map(|s| s as f64),
+        c_sum,
+        |v| num(v, 0),
+    ));
     cols.push(col("CoreTmp", &rows, |r| r.temp_c, c_max, |v| num(v, 0)));
     let pkg_watt = |r: &CpuRates| -> Option<f64> {
         let first = rows.iter().find(|x| x.package == r.package)?.cpu == r.cpu;
         if !first {
             return None;
         }
-        let p = iv.pkgs.iter().find(|p| Some(p.package) == r.package.or(Some(0)))?;
-        p.watts.iter().find(|(d, _)| d == "pkg").and_then(|(_, w)| *w)
+        let p = iv
+            .pkgs
+            .iter()
+            .find(|p| Some(p.package) == r.package.or(Some(0)))?;
+        p.watts
+            .iter()
+            .find(|(d, _)| d == "pkg")
+            .and_then(|(_, w)| *w)
     };
     let mut pw = col("PkgWatt", &rows, pkg_watt, c_sum, |v| num(v, 2));
     // packages are summed once each in the summary, not per CPU
-    pw.cells[0] = num(sum(iv.pkgs.iter().map(|p| {
-        p.watts.iter().find(|(d, _)| d == "pkg").and_then(|(_, w)| *w)
-    })), 2);
+    pw.cells[0] = num(
+        sum(iv.pkgs.iter().map(|p| {
+            p.watts
+                .iter()
+                .find(|(d, _)| d == "pkg")
+                .and_then(|(_, w)| *w)
+        })),
+        2,
+    );
     cols.push(pw);
     render(&cols)
 }
@@ -151,7 +188,14 @@ fn state_names(rows: &[&CpuRates], names: impl Fn(&CpuRates) -> Vec<String>) -> 
 fn render(cols: &[Column]) -> String {
     let widths: Vec<usize> = cols
         .iter()
-        .map(|c| c.cells.iter().map(String::len).chain([c.header.len()]).max().unwrap_or(1))
+        .map(|c| {
+            c.cells
+                .iter()
+                .map(String::len)
+                .chain([c.header.len()])
+                .max()
+                .unwrap_or(1)
+        })
         .collect();
     let nrows = cols.first().map_or(0, |c| c.cells.len());
     let mut out = String::new();

@@ -153,7 +153,12 @@ impl Captured {
         let mut it = clock.split_whitespace().map(str::parse::<u64>);
         let stamp = match (it.next(), it.next()) {
             (Some(Ok(mono_ns)), Some(Ok(wall_ns))) => Stamp { mono_ns, wall_ns },
-            _ => return Err(format!("{}: expected two integers", nt.join("clock").display())),
+            _ => {
+                return Err(format!(
+                    "{}: expected two integers",
+                    nt.join("clock").display()
+                ));
+            }
         };
         let perf = match std::fs::read_to_string(nt.join("perf")) {
             Ok(t) => perf::parse_table(&t).map_err(|e| e.to_string())?,

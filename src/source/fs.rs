@@ -281,8 +281,14 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     let split = |s: &str| {
         let i = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
         let (head, tail) = s.split_at(i);
-        let j = tail.find(|c: char| !c.is_ascii_digit()).unwrap_or(tail.len());
-        (head.to_string(), tail[..j].parse::<u64>().ok(), tail[j..].to_string())
+        let j = tail
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(tail.len());
+        (
+            head.to_string(),
+            tail[..j].parse::<u64>().ok(),
+            tail[j..].to_string(),
+        )
     };
     let (ha, na, ta) = split(a);
     let (hb, nb, tb) = split(b);
@@ -378,6 +384,9 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         fs.set_tee(Some(out.path().to_path_buf()));
         fs.read(Base::Proc, "softirqs").unwrap();
-        assert_eq!(std::fs::read_to_string(out.path().join("proc/softirqs")).unwrap(), "CPU0\n");
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("proc/softirqs")).unwrap(),
+            "CPU0\n"
+        );
     }
 }

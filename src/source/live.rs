@@ -33,7 +33,9 @@ impl LiveHw {
     pub fn open(m: &Machine, roots: &Roots, opts: LiveOptions) -> LiveHw {
         let mut probe = Probe::default();
         let perf = if opts.no_perf {
-            probe.perf_failed.push(("*".into(), "perf disabled by --no-perf".into()));
+            probe
+                .perf_failed
+                .push(("*".into(), "perf disabled by --no-perf".into()));
             None
         } else {
             let (set, failed) = PerfSet::open(&m.online, &m.package_leaders(), &roots.sysfs);
@@ -42,16 +44,16 @@ impl LiveHw {
                 .into_iter()
                 .map(|(c, e)| (c, e.key()))
                 .collect();
-            probe.perf_failed = failed
-                .into_iter()
-                .map(|(e, why)| (e.key(), why))
-                .collect();
+            probe.perf_failed = failed.into_iter().map(|(e, why)| (e.key(), why)).collect();
             Some(set)
         };
         let mut msr = None;
         probe.msr = if opts.no_msr {
             Err("MSR reads disabled by --no-msr".into())
-        } else if !matches!(m.vendor, x86::Vendor::Intel | x86::Vendor::Amd | x86::Vendor::Hygon) {
+        } else if !matches!(
+            m.vendor,
+            x86::Vendor::Intel | x86::Vendor::Amd | x86::Vendor::Hygon
+        ) {
             Err("MSRs exist on x86 only".into())
         } else {
             let mut dev = DevMsr::new(&roots.dev);
@@ -65,11 +67,7 @@ impl LiveHw {
                 None => Err("no online CPU".into()),
             }
         };
-        LiveHw {
-            perf,
-            msr,
-            probe,
-        }
+        LiveHw { perf, msr, probe }
     }
 }
 
@@ -91,7 +89,15 @@ fn probe_regs(dev: &mut DevMsr, m: &Machine) -> Vec<u32> {
     ];
     if m.vendor != x86::Vendor::Intel {
         // SMI count, thermal status and TjMax are Intel registers
-        cand.retain(|r| ![x86::MSR_SMI_COUNT, x86::MSR_THERM_STATUS, x86::MSR_TEMPERATURE_TARGET, x86::MSR_PACKAGE_THERM_STATUS].contains(r));
+        cand.retain(|r| {
+            ![
+                x86::MSR_SMI_COUNT,
+                x86::MSR_THERM_STATUS,
+                x86::MSR_TEMPERATURE_TARGET,
+                x86::MSR_PACKAGE_THERM_STATUS,
+            ]
+            .contains(r)
+        });
     }
     cand.extend(cst.core.iter().map(|(_, r)| *r));
     cand.extend(cst.pkg.iter().map(|(_, r)| *r));
@@ -99,7 +105,9 @@ fn probe_regs(dev: &mut DevMsr, m: &Machine) -> Vec<u32> {
         cand.push(r.unit);
         cand.extend(r.domains.iter().map(|(_, r)| *r));
     }
-    cand.into_iter().filter(|&r| dev.read(cpu, r).is_ok()).collect()
+    cand.into_iter()
+        .filter(|&r| dev.read(cpu, r).is_ok())
+        .collect()
 }
 
 impl Hardware for LiveHw {
