@@ -275,18 +275,24 @@ impl PerfSet {
                 Err(reason) => failed.add(e, reason),
             }
         }
-        let mut all: Vec<u32> = cpus.iter().chain(package_cpus).copied().collect();
-        all.sort_unstable();
-        all.dedup();
+        let sorted = |list: &[u32]| {
+            let mut v = list.to_vec();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let (per_cpu, per_pkg) = (sorted(cpus), sorted(package_cpus));
+        let all = sorted(&[cpus, package_cpus].concat());
         for cpu in all {
             let wanted: Vec<(PerfEvent, Kind)> = kinds
                 .iter()
                 .filter(|(e, _)| {
-                    if e.is_package_scope() {
-                        package_cpus.contains(&cpu)
+                    let list = if e.is_package_scope() {
+                        &per_pkg
                     } else {
-                        cpus.contains(&cpu)
-                    }
+                        &per_cpu
+                    };
+                    list.binary_search(&cpu).is_ok()
                 })
                 .copied()
                 .collect();
@@ -308,7 +314,7 @@ impl PerfSet {
         let mut extra: Vec<CpuGroup> = Vec::new();
         // PMU events first: an msr event that joins a group already holding
         // software counters opens fine but then counts nothing (msr/tsc stayed
-        // 0 on Linux 6.x), while software counters join an msr group safely.
+        // 0 on Linux 6.18), while software counters join an msr group safely.
         let pmu_first = wanted
             .iter()
             .filter(|(e, _)| e.pmu() != SOFTWARE)
@@ -532,6 +538,7 @@ fn plan_event(
         ));
     }
     let dir = devices.join(e.pmu());
+    check_format(&dir.join("format")).map_err(|why| format!("perf {e}: {why}"))?;
     let dynamic = perf_event::events::DynamicBuilder::new(&dir)
         .and_then(|mut b| {
             b.event(e.name())?;
@@ -570,6 +577,33 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
             _ => " (not on this CPU model)",
         };
         return Err(format!("perf {pmu} PMU has no {} event{why}", e.name()));
+    }
+    Ok(())
+}
+
+/// Checks a PMU's `format/*` files (`config:0-7`, `config1:12`) before
+/// perf-event2 reads them: it shifts by the bit numbers unchecked, so a bit
+/// past 63 in a damaged or hand-made tree would panic there.
+fn check_format(dir: &Path) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries.filter_map(Result::ok) {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let bad = || {
+            format!(
+                "{}: unexpected format {:?}",
+                entry.path().display(),
+                text.trim()
+            )
+        };
+        let (target, bits) = text.trim().split_once(':').ok_or_else(bad)?;
+        if !matches!(target, "config" | "config1" | "config2") {
+            return Err(bad());
+        }
+        let (lo, hi) = bits.split_once('-').unwrap_or((bits, bits));
+        match (lo.parse::<u32>(), hi.parse::<u32>()) {
+            (Ok(lo), Ok(hi)) if lo <= hi && hi < 64 => {}
+            _ => return Err(bad()),
+        }
     }
     Ok(())
 }
@@ -761,6 +795,28 @@ mod tests {
             nopkg,
             "perf power/energy-pkg: no package CPU given (read it from power/cpumask)"
         );
+    }
+
+    #[test]
+    fn damaged_format_files_are_refused_not_a_panic() {
+        let dir = fake_sysfs();
+        let fmt = devices(&dir).join("msr/format/event");
+        for bad in [
+            "config:0-64\n",
+            "config:64\n",
+            "config:9-3\n",
+            "weird:0-7\n",
+            "junk",
+        ] {
+            std::fs::write(&fmt, bad).unwrap();
+            let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
+                .err()
+                .unwrap();
+            assert!(why.starts_with("perf msr/tsc: "), "{bad:?}: {why}");
+            assert!(why.contains("unexpected format"), "{bad:?}: {why}");
+        }
+        std::fs::write(&fmt, "config:0-63\n").unwrap();
+        assert!(plan_event(&devices(&dir), PerfEvent::Tsc, &[]).is_ok());
     }
 
     #[test]
