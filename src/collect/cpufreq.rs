@@ -111,7 +111,13 @@ pub fn read_cur_khz(fs: &mut Fs, cpu: u32) -> Result<u64, ReadError> {
 
 fn read_cur_in(fs: &mut Fs, dir: &str) -> Result<u64, ReadError> {
     match fs.read_u64(Base::Sys, &format!("{dir}/scaling_cur_freq")) {
-        Err(ReadError::Missing(_)) => fs.read_u64(Base::Sys, &format!("{dir}/cpuinfo_cur_freq")),
+        // Name the usual file when neither exists.
+        Err(first @ ReadError::Missing(_)) => {
+            match fs.read_u64(Base::Sys, &format!("{dir}/cpuinfo_cur_freq")) {
+                Err(ReadError::Missing(_)) => Err(first),
+                other => other,
+            }
+        }
         other => other,
     }
 }
@@ -159,7 +165,11 @@ mod tests {
     fn absent_cpufreq_is_an_error() {
         let (_dir, mut fs) = tree();
         assert!(matches!(read_info(&mut fs, 0), Err(ReadError::Missing(_))));
-        assert!(read_cur_khz(&mut fs, 0).is_err());
+        let err = read_cur_khz(&mut fs, 0).unwrap_err();
+        assert!(
+            err.to_string().ends_with("cpu0/cpufreq/scaling_cur_freq"),
+            "{err}"
+        );
     }
 
     #[test]
