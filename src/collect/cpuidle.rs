@@ -240,6 +240,24 @@ mod tests {
     }
 
     #[test]
+    fn unreadable_usage_is_an_error_and_unreadable_name_falls_back() {
+        let (dir, mut fs) = tree();
+        put(&dir, "cpu0/cpuidle/state0/time", "5\n");
+        let state = dir
+            .path()
+            .join("sys")
+            .join(CPU_DIR)
+            .join("cpu0/cpuidle/state0");
+        // Link loops cannot be opened, even by root.
+        std::os::unix::fs::symlink("usage", state.join("usage")).unwrap();
+        std::os::unix::fs::symlink("name", state.join("name")).unwrap();
+        let states = read_states(&mut fs, 0).unwrap();
+        assert_eq!(states[0].name, "state0");
+        let err = read_counters(&mut fs, 0, &states).unwrap_err();
+        assert!(matches!(err, ReadError::Io(..)), "{err}");
+    }
+
+    #[test]
     fn garbage_time_is_an_error() {
         let (dir, mut fs) = tree();
         put(&dir, "cpu0/cpuidle/state0/time", "-1\n");

@@ -210,6 +210,24 @@ mod tests {
     }
 
     #[test]
+    fn unreadable_energy_is_an_error() {
+        let (dir, mut fs) = tree();
+        put(&dir, "intel-rapl:0/name", "package-0\n");
+        let zone = dir
+            .path()
+            .join("sys")
+            .join(POWERCAP_DIR)
+            .join("intel-rapl:0");
+        // A link loop stands in for a root-only file: root can read those.
+        std::os::unix::fs::symlink("energy_uj", zone.join("energy_uj")).unwrap();
+        let z = discover_zones(&mut fs);
+        assert!(matches!(
+            read_energy_uj(&mut fs, &z[0]),
+            Err(ReadError::Io(..))
+        ));
+    }
+
+    #[test]
     fn zone_without_name_or_energy() {
         let (dir, mut fs) = tree();
         std::fs::create_dir_all(
