@@ -42,7 +42,8 @@ pub struct Sampler<H: Hardware> {
 struct MsrPlan {
     per_cpu: Vec<(&'static str, u32)>,
     per_pkg: Vec<(&'static str, u32)>,
-    energy_unit: Option<f64>,
+    /// RAPL registers and the raw unit MSR, when energy comes from MSRs.
+    rapl: Option<(x86::RaplRegs, u64)>,
     tjmax: Option<u32>,
 }
 
@@ -106,15 +107,15 @@ impl<H: Hardware> Sampler<H> {
             }
             let perf_energy = probe.perf_any(PerfEvent::EnergyPkg);
             if let (Some(r), false) = (rapl, perf_energy) {
-                if want(r.unit) {
+                if let (true, Some(unit)) = (want(r.unit), self.read_msr_first(r.unit)) {
                     for (name, reg) in r.domains.iter().copied().filter(|(_, r)| want(*r)) {
-                        if name == "core" {
+                        if r.per_core.contains(&name) {
                             plan.per_cpu.push(("energy-core", reg));
                         } else {
                             plan.per_pkg.push((name, reg));
                         }
                     }
-                    plan.energy_unit = self.read_msr_first(r.unit).map(x86::energy_unit_joules);
+                    plan.rapl = Some((r, unit));
                 }
             }
             plan.tjmax = self
@@ -312,7 +313,8 @@ impl<H: Hardware> Sampler<H> {
                             .and_then(|tj| x86::decode_therm_status(v, tj).temp_c.map(f64::from));
                     }
                     "energy-core" => {
-                        if let Some(unit) = plan.energy_unit {
+                        if let Some((r, unit)) = &plan.rapl {
+                            let unit = r.domain_unit_joules("core", *unit);
                             hw.energy.push(Energy {
                                 domain: "core".into(),
                                 raw: v & 0xFFFF_FFFF,
@@ -336,7 +338,8 @@ impl<H: Hardware> Sampler<H> {
                             .and_then(|tj| x86::decode_therm_status(v, tj).temp_c.map(f64::from));
                     } else if name.starts_with("PC") {
                         p.cstates.push((name.to_string(), v));
-                    } else if let Some(unit) = plan.energy_unit {
+                    } else if let Some((r, unit)) = &plan.rapl {
+                        let unit = r.domain_unit_joules(name, *unit);
                         p.energy.push(Energy {
                             domain: name.to_string(),
                             raw: v & 0xFFFF_FFFF,

@@ -48,3 +48,19 @@ pub fn affinity() -> std::io::Result<Vec<u32>> {
             .collect())
     }
 }
+
+/// Raises the soft limit of open files to the hard limit: perf opens a few
+/// descriptors per CPU, past the usual 1024 on machines with 256+ CPUs.
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: lim is a valid rlimit the kernel reads and writes.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &raw const lim);
+        }
+    }
+}

@@ -14,6 +14,7 @@ use crate::source::fs::Roots;
 /// Parses the command line and runs the chosen mode.
 pub fn run() -> Result<()> {
     let cli = Cli::parse();
+    crate::sys::raise_fd_limit();
     if let Some(cpu) = cli.opts.pin {
         crate::sys::pin_to(&[cpu])
             .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
