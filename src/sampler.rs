@@ -186,7 +186,9 @@ impl<H: Hardware> Sampler<H> {
                 f.idle = cpuidle::read_counters(&mut self.fs, cpu, states).ok();
             }
             if want_cur {
-                f.cur_khz = cpufreq::read_cur_khz(&mut self.fs, cpu).ok();
+                if let Some(info) = self.machine.cpufreq.iter().find(|c| c.cpu == cpu) {
+                    f.cur_khz = cpufreq::read_cur_khz_from(&mut self.fs, info).ok();
+                }
             }
             let t = hwmon::read_throttle(&mut self.fs, cpu);
             if t.core.is_some() || t.package.is_some() {

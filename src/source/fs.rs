@@ -116,6 +116,23 @@ pub struct Fs {
     buf: Vec<u8>,
     tee: Option<PathBuf>,
     keep_open: bool,
+    max_open: usize,
+}
+
+/// How many files to keep open: half the soft descriptor limit, leaving the
+/// rest for perf groups (a 1152-CPU machine has tens of thousands of
+/// cpuidle files; past the cap files are opened for each read).
+fn default_max_open() -> usize {
+    let limit = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3))
+                .and_then(|v| v.parse::<usize>().ok())
+        })
+        .unwrap_or(1024);
+    (limit / 2).clamp(64, 1 << 16)
 }
 
 impl Fs {
@@ -127,6 +144,7 @@ impl Fs {
             buf: Vec::with_capacity(64 << 10),
             tee: None,
             keep_open: true,
+            max_open: default_max_open(),
         }
     }
 
@@ -225,7 +243,7 @@ impl Fs {
         }
         let file = &self.open[&key];
         let result = pread_all(file, &mut self.buf, &path);
-        if !self.keep_open || result.is_err() {
+        if !self.keep_open || result.is_err() || self.open.len() > self.max_open {
             self.open.remove(&key);
         }
         let len = result?;
