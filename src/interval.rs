@@ -89,7 +89,7 @@ pub struct CpuRates {
     pub idle: Vec<IdleRate>,
     /// All interrupts (every /proc/interrupts row), per second.
     pub irq_per_s: Option<f64>,
-    /// Local timer interrupts per second (LOC, arm64 arch_timer).
+    /// Local timer interrupts per second (LOC, arm64 `arch_timer`).
     pub loc_per_s: Option<f64>,
     /// Reschedule IPIs per second.
     pub res_per_s: Option<f64>,
@@ -372,12 +372,12 @@ fn fill_freq(
             if let (Some(mp), Some(ts)) = (dmperf, dtsc) {
                 r.busy_pct = percent(mp, ts, 2.0);
             }
-            if let (Some(ap), Some(mp)) = (daperf, dmperf) {
-                if mp > 0 {
-                    let ratio = ap as f64 / mp as f64;
-                    let base = m.base_mhz.as_ref().map(|b| b.0).or(r.tsc_mhz);
-                    r.bzy_mhz = base.map(|b| b * ratio);
-                }
+            if let (Some(ap), Some(mp)) = (daperf, dmperf)
+                && mp > 0
+            {
+                let ratio = ap as f64 / mp as f64;
+                let base = m.base_mhz.as_ref().map(|b| b.0).or(r.tsc_mhz);
+                r.bzy_mhz = base.map(|b| b * ratio);
             }
             if let (Some(ts), Some(mp)) = (dtsc, dmperf) {
                 r.hw_cstates = hw_cstates(&a.cstates, &b.cstates, ts, mp);
@@ -528,7 +528,7 @@ fn class_rate(
 }
 
 fn irq_width(a: u64, b: u64) -> Width {
-    if a.max(b) <= u64::from(u32::MAX) {
+    if u32::try_from(a.max(b)).is_ok() {
         Width::Bits(32)
     } else {
         Width::Bits64

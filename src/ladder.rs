@@ -11,7 +11,7 @@ use crate::source::perf::PerfEvent;
 /// A metric the sampler collects, as the footer names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Metric {
-    /// Avg_MHz, Busy%, Bzy_MHz, TSC_MHz.
+    /// `Avg_MHz`, `Busy%`, `Bzy_MHz`, `TSC_MHz`.
     Frequency,
     /// Core and package C-state residency from hardware counters.
     HwCstates,

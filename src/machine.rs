@@ -23,7 +23,7 @@ pub struct Machine {
     pub online: Vec<u32>,
     /// Why the online set had to be guessed, if it did.
     pub online_note: Option<String>,
-    /// online/offline/possible/present/isolated/nohz_full sets.
+    /// `online`/`offline`/`possible`/`present`/`isolated`/`nohz_full` sets.
     pub sets: CpuSets,
     /// /proc/cpuinfo, parsed.
     pub cpuinfo: CpuInfo,
@@ -168,13 +168,12 @@ impl Machine {
 }
 
 fn guess_online(fs: &mut Fs, cpuinfo: &CpuInfo) -> (Vec<u32>, Option<String>) {
-    if let Ok(text) = fs.read(Base::Proc, "stat") {
-        if let Ok(stat) = crate::collect::stat::parse(text) {
-            if !stat.cpus.is_empty() {
-                let cpus = stat.cpus.keys().copied().collect();
-                return (cpus, Some("online CPUs taken from /proc/stat".into()));
-            }
-        }
+    if let Ok(text) = fs.read(Base::Proc, "stat")
+        && let Ok(stat) = crate::collect::stat::parse(text)
+        && !stat.cpus.is_empty()
+    {
+        let cpus = stat.cpus.keys().copied().collect();
+        return (cpus, Some("online CPUs taken from /proc/stat".into()));
     }
     if !cpuinfo.processors.is_empty() {
         return (
@@ -194,7 +193,7 @@ fn vendor_of(info: &CpuInfo) -> Vendor {
     }
 }
 
-/// Base frequency: cpufreq `base_frequency` (intel_pstate), else the x86
+/// Base frequency: cpufreq `base_frequency` (`intel_pstate`), else the x86
 /// nominal frequency in the model name ("@ 2.30GHz"), else None.
 fn base_mhz(cpufreq: &[CpuFreqInfo], info: &CpuInfo) -> Option<(f64, String)> {
     if let Some(k) = cpufreq.iter().find_map(|c| c.base_khz) {

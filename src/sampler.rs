@@ -106,17 +106,17 @@ impl<H: Hardware> Sampler<H> {
                 }
             }
             let perf_energy = probe.perf_any(PerfEvent::EnergyPkg);
-            if let (Some(r), false) = (rapl, perf_energy) {
-                if let (true, Some(unit)) = (want(r.unit), self.read_msr_first(r.unit)) {
-                    for (name, reg) in r.domains.iter().copied().filter(|(_, r)| want(*r)) {
-                        if r.per_core.contains(&name) {
-                            plan.per_cpu.push(("energy-core", reg));
-                        } else {
-                            plan.per_pkg.push((name, reg));
-                        }
+            if let (Some(r), false) = (rapl, perf_energy)
+                && let (true, Some(unit)) = (want(r.unit), self.read_msr_first(r.unit))
+            {
+                for (name, reg) in r.domains.iter().copied().filter(|(_, r)| want(*r)) {
+                    if r.per_core.contains(&name) {
+                        plan.per_cpu.push(("energy-core", reg));
+                    } else {
+                        plan.per_pkg.push((name, reg));
                     }
-                    plan.rapl = Some((r, unit));
                 }
+                plan.rapl = Some((r, unit));
             }
             plan.tjmax = self
                 .read_msr_first(x86::MSR_TEMPERATURE_TARGET)
@@ -185,10 +185,8 @@ impl<H: Hardware> Sampler<H> {
             if let Some(states) = self.machine.idle_states.get(&cpu) {
                 f.idle = cpuidle::read_counters(&mut self.fs, cpu, states).ok();
             }
-            if want_cur {
-                if let Some(info) = self.machine.cpufreq.iter().find(|c| c.cpu == cpu) {
-                    f.cur_khz = cpufreq::read_cur_khz_from(&mut self.fs, info).ok();
-                }
+            if want_cur && let Some(info) = self.machine.cpufreq.iter().find(|c| c.cpu == cpu) {
+                f.cur_khz = cpufreq::read_cur_khz_from(&mut self.fs, info).ok();
             }
             let t = hwmon::read_throttle(&mut self.fs, cpu);
             if t.core.is_some() || t.package.is_some() {

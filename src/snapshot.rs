@@ -14,7 +14,7 @@ use crate::counter::Width;
 /// When a snapshot was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 pub struct Stamp {
-    /// CLOCK_MONOTONIC in nanoseconds: the base of every rate.
+    /// `CLOCK_MONOTONIC` in nanoseconds: the base of every rate.
     pub mono_ns: u64,
     /// Wall-clock time in nanoseconds since the Unix epoch, for display.
     pub wall_ns: u64,
@@ -23,7 +23,7 @@ pub struct Stamp {
 /// Where a metric's values came from: a rung of the source ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub enum Rung {
-    /// perf PMU counters (msr, cstate_core, cstate_pkg, power, software).
+    /// perf PMU counters (`msr`, `cstate_core`, `cstate_pkg`, `power`, `software`).
     Perf,
     /// `/dev/cpu/N/msr`.
     Msr,
@@ -97,7 +97,7 @@ pub struct CpuFiles {
     pub idle: Option<Vec<IdleCounters>>,
     /// Current frequency from cpufreq, kHz.
     pub cur_khz: Option<u64>,
-    /// thermal_throttle event counts.
+    /// `thermal_throttle` event counts.
     pub throttle: Option<ThrottleCounts>,
 }
 

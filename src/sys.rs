@@ -1,10 +1,10 @@
-//! The two system calls std does not wrap: CLOCK_MONOTONIC and CPU affinity.
+//! The two system calls std does not wrap: `CLOCK_MONOTONIC` and CPU affinity.
 #![expect(
     unsafe_code,
     reason = "clock_gettime and sched_setaffinity have no safe std wrapper"
 )]
 
-/// Reads CLOCK_MONOTONIC in nanoseconds.
+/// Reads `CLOCK_MONOTONIC` in nanoseconds.
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,

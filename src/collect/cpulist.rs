@@ -21,12 +21,11 @@ pub fn parse(text: &str) -> Result<Vec<u32>, String> {
             }
             None => (part, 1),
         };
-        let (lo, hi) = match range.split_once('-') {
-            Some((a, b)) => (num(a, part)?, num(b, part)?),
-            None => {
-                let n = num(range, part)?;
-                (n, n)
-            }
+        let (lo, hi) = if let Some((a, b)) = range.split_once('-') {
+            (num(a, part)?, num(b, part)?)
+        } else {
+            let n = num(range, part)?;
+            (n, n)
         };
         if hi < lo {
             return Err(format!("range runs backwards in {part:?}"));
