@@ -143,7 +143,7 @@ impl Probe {
         let name = event.key();
         self.perf_failed
             .iter()
-            .find(|(e, _)| *e == name)
+            .find(|(e, _)| *e == name || e == "*")
             .map(|(_, r)| r.as_str())
     }
 

@@ -100,9 +100,10 @@ impl Machine {
             }
         }
         if idle_states.is_empty() {
-            if let Some(d) = idle_driver.driver.as_deref() {
-                idle_missing = Some(format!("no cpuidle states (idle driver: {d})"));
-            }
+            idle_missing = Some(match idle_driver.driver.as_deref() {
+                Some(d) => format!("no cpuidle states (idle driver: {d})"),
+                None => idle_missing.unwrap_or_else(|| "no cpuidle driver".into()),
+            });
         } else if idle_states.len() == online.len() {
             idle_missing = None;
         }
@@ -174,6 +175,15 @@ fn guess_online(fs: &mut Fs, cpuinfo: &CpuInfo) -> (Vec<u32>, Option<String>) {
     {
         let cpus = stat.cpus.keys().copied().collect();
         return (cpus, Some("online CPUs taken from /proc/stat".into()));
+    }
+    if let Ok(text) = fs.read(Base::Proc, "interrupts")
+        && let Ok(table) = crate::collect::interrupts::parse_interrupts(text)
+        && !table.cpus.is_empty()
+    {
+        return (
+            table.cpus,
+            Some("online CPUs taken from the /proc/interrupts header".into()),
+        );
     }
     if !cpuinfo.processors.is_empty() {
         return (
