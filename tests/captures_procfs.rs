@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use noisetop::collect::cpuinfo::{self, CpuInfo};
-use noisetop::collect::interrupts::{IrqKind, IrqTable, parse_interrupts};
+use noisetop::collect::interrupts::{IrqKind, IrqTable, parse_interrupts, parse_interrupts_into};
 use noisetop::collect::softirqs::parse_softirqs;
 use noisetop::collect::stat::{self, CpuTimes, Stat};
 
@@ -439,6 +439,10 @@ fn pcp_1152_cpus() {
         .find(|r| r.desc.ends_with("PCIe PME"))
         .unwrap();
     assert_eq!(pme.kind, IrqKind::Device);
+    // Refilling a table that held another machine's file gives the same result.
+    let mut reused = interrupts_of(&root.join("pcp-8cpu-x86_64-laptop"));
+    parse_interrupts_into(&must_read(&tree, "proc/interrupts"), &mut reused).unwrap();
+    assert!(reused == t);
 
     let s = softirqs_of(&tree);
     assert_eq!(s.cpus.len(), 1152);

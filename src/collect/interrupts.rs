@@ -115,6 +115,11 @@ pub fn parse_interrupts(text: &str) -> Result<IrqTable, ParseError> {
     parse_table(text, "/proc/interrupts", classify_interrupt)
 }
 
+/// Like [`parse_interrupts`], but refills `out` in place (see [`parse_table_into`]).
+pub fn parse_interrupts_into(text: &str, out: &mut IrqTable) -> Result<(), ParseError> {
+    parse_table_into(text, "/proc/interrupts", classify_interrupt, out)
+}
+
 /// Parses any file with the `/proc/interrupts` table shape.
 ///
 /// `file` names the file in errors; `classify` gets each row's label and
@@ -629,7 +634,7 @@ mod tests {
     fn refill_reuses_rows_and_follows_shape_changes() {
         let mut t = IrqTable::default();
         let a = "CPU0 CPU1\n 5: 1 2 dev-a\nLOC: 3 4 Local timer interrupts\nERR: 7\n";
-        parse_table_into(a, "/proc/interrupts", classify_interrupt, &mut t).unwrap();
+        parse_interrupts_into(a, &mut t).unwrap();
         assert_eq!(t, parse_interrupts(a).unwrap());
         // A CPU went offline and a row vanished: nothing of the old table leaks.
         let b = "CPU1\nLOC: 9 Local timer interrupts\n";

@@ -3,14 +3,25 @@
 //! table shape as `/proc/interrupts`.
 
 use super::ParseError;
-use super::interrupts::{IrqKind, IrqTable, parse_table};
+use super::interrupts::{IrqKind, IrqTable, parse_table, parse_table_into};
 
 /// Parses `/proc/softirqs`; every row gets [`IrqKind::Other`].
 ///
 /// Row names differ between kernels (`BLOCK_IOPOLL` became `IRQ_POLL` in
 /// 4.5), so they are kept as printed.
 pub fn parse_softirqs(text: &str) -> Result<IrqTable, ParseError> {
-    parse_table(text, "/proc/softirqs", |_, _| IrqKind::Other)
+    parse_table(text, FILE, classify)
+}
+
+/// Like [`parse_softirqs`], but refills `out`, reusing its row buffers.
+pub fn parse_softirqs_into(text: &str, out: &mut IrqTable) -> Result<(), ParseError> {
+    parse_table_into(text, FILE, classify, out)
+}
+
+const FILE: &str = "/proc/softirqs";
+
+fn classify(_label: &str, _desc: &str) -> IrqKind {
+    IrqKind::Other
 }
 
 #[cfg(test)]
@@ -43,6 +54,15 @@ mod tests {
         assert_eq!((e.file, e.line), ("/proc/softirqs", 0));
         let e = parse_softirqs("CPU0\nTIMER 5\n").unwrap_err();
         assert_eq!((e.file, e.line), ("/proc/softirqs", 2));
+    }
+
+    #[test]
+    fn refill_matches_fresh_parse() {
+        let text = "   CPU0   CPU1\n   HI:  1  2\n  RCU:  3  4\n";
+        let mut t = parse_softirqs("CPU5\nX: 1\nY: 2\nZ: 3\n").unwrap();
+        parse_softirqs_into(text, &mut t).unwrap();
+        assert_eq!(t, parse_softirqs(text).unwrap());
+        assert_eq!(t.cpus, vec![0, 1]);
     }
 
     #[test]
