@@ -45,6 +45,8 @@ pub struct Machine {
     pub idle_missing: Option<String>,
     /// Kernel command line, ASLR, SMT, hypervisor and similar.
     pub kernel: KernelFacts,
+    /// Whether `cpuN/thermal_throttle` exists (checked on the first CPU).
+    pub has_throttle: bool,
     /// Temperature sensors found under hwmon.
     pub hwmon: Vec<HwmonSensor>,
     /// RAPL zones found under powercap.
@@ -108,6 +110,12 @@ impl Machine {
             idle_missing = None;
         }
         let kernel = facts::read_kernel_facts(fs);
+        let has_throttle = online.first().is_some_and(|c| {
+            fs.exists(
+                Base::Sys,
+                &format!("devices/system/cpu/cpu{c}/thermal_throttle"),
+            )
+        });
         let hwmon = hwmon::discover_temps(fs);
         let rapl_zones = powercap::discover_zones(fs);
         let boost = cpufreq::read_boost(fs);
@@ -132,6 +140,7 @@ impl Machine {
             idle_states,
             idle_missing,
             kernel,
+            has_throttle,
             hwmon,
             rapl_zones,
             base_mhz,

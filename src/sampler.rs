@@ -188,9 +188,11 @@ impl<H: Hardware> Sampler<H> {
             if want_cur && let Some(info) = self.machine.cpufreq.iter().find(|c| c.cpu == cpu) {
                 f.cur_khz = cpufreq::read_cur_khz_from(&mut self.fs, info).ok();
             }
-            let t = hwmon::read_throttle(&mut self.fs, cpu);
-            if t.core.is_some() || t.package.is_some() {
-                f.throttle = Some(t);
+            if self.machine.has_throttle {
+                let t = hwmon::read_throttle(&mut self.fs, cpu);
+                if t.core.is_some() || t.package.is_some() {
+                    f.throttle = Some(t);
+                }
             }
             out.insert(cpu, f);
         }
