@@ -8,12 +8,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::collect::interrupts::{IrqKind, IrqTable};
+use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::CpuTimes;
 use crate::counter::{Width, delta, per_second, percent};
+pub use crate::irq_rates::SourceRates;
+use crate::irq_rates::{self, ClassRates};
 use crate::ladder::FreqSource;
 use crate::machine::Machine;
-use crate::snapshot::{Energy, Snapshot, Stamp};
+use crate::snapshot::{Energy, Reading, Snapshot, Stamp};
 
 /// cpuidle figures of one state over the interval.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,21 +138,6 @@ pub struct PkgRates {
     pub throttle: Option<u64>,
 }
 
-/// One interrupt or softirq source over the interval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SourceRates {
-    /// Row label (`LOC`, `27`, `NET_RX`).
-    pub label: String,
-    /// Description (device name for numbered rows).
-    pub desc: String,
-    /// Class of the source.
-    pub kind: IrqKind,
-    /// Per CPU (in `Interval::cpus` order), per second.
-    pub per_cpu: Vec<Option<f64>>,
-    /// Sum over CPUs, per second.
-    pub total: f64,
-}
-
 /// The delta of two snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Interval {
@@ -190,39 +177,45 @@ pub fn delta_of(
 ) -> Interval {
     let dt_ns = cur.time.mono_ns.saturating_sub(prev.time.mono_ns);
     let dt_s = dt_ns as f64 / 1e9;
-    let mut cpus = Vec::with_capacity(cur.online.len());
-    for &cpu in &cur.online {
+    let order = &cur.online;
+    let table = |a: &Reading<IrqTable>, b: &Reading<IrqTable>| match (a, b) {
+        (Ok(a), Ok(b)) => irq_rates::rates(a, b, order, dt_s),
+        _ => irq_rates::TableRates {
+            sources: Vec::new(),
+            per_cpu: vec![ClassRates::default(); order.len()],
+        },
+    };
+    let irq = table(&prev.interrupts, &cur.interrupts);
+    let soft = table(&prev.softirqs, &cur.softirqs);
+    let was_online: std::collections::HashSet<u32> = prev.online.iter().copied().collect();
+    let topo: std::collections::HashMap<u32, &crate::collect::topology::CpuTopology> =
+        m.topology.iter().map(|t| (t.cpu, t)).collect();
+    let mut cpus = Vec::with_capacity(order.len());
+    for (k, &cpu) in order.iter().enumerate() {
         let mut r = CpuRates {
             cpu,
-            core: m.topo(cpu).and_then(|t| t.core),
-            package: m.topo(cpu).and_then(|t| t.package),
-            new: !prev.online.contains(&cpu),
+            core: topo.get(&cpu).and_then(|t| t.core),
+            package: topo.get(&cpu).and_then(|t| t.package),
+            new: !was_online.contains(&cpu),
             ..CpuRates::default()
         };
         if !r.new && dt_s > 0.0 {
             fill_cpu(&mut r, m, freq, prev, cur, dt_s);
+            let c = irq.per_cpu[k];
+            (r.irq_per_s, r.loc_per_s, r.res_per_s, r.cal_per_s) = (c.all, c.loc, c.res, c.cal);
+            (r.tlb_per_s, r.ipi_per_s, r.dev_per_s, r.nmi_per_s) = (c.tlb, c.ipi, c.dev, c.nmi);
+            r.softirq_per_s = soft.per_cpu[k].all;
         }
         cpus.push(r);
     }
+    let now_online: std::collections::HashSet<u32> = order.iter().copied().collect();
     let gone = prev
         .online
         .iter()
         .copied()
-        .filter(|c| !cur.online.contains(c))
+        .filter(|c| !now_online.contains(c))
         .collect();
-    let order: Vec<u32> = cpus.iter().map(|c| c.cpu).collect();
-    let irqs = table_rates(
-        prev.interrupts.as_ref().ok(),
-        cur.interrupts.as_ref().ok(),
-        &order,
-        dt_s,
-    );
-    let softirqs = table_rates(
-        prev.softirqs.as_ref().ok(),
-        cur.softirqs.as_ref().ok(),
-        &order,
-        dt_s,
-    );
+    let (irqs, softirqs) = (irq.sources, soft.sources);
     let pkgs = pkg_rates(m, prev, cur, dt_s);
     Interval {
         from: prev.time,
@@ -267,12 +260,6 @@ fn fill_cpu(
         };
     }
     fill_idle(r, m, prev, cur, dt_s);
-    if let (Ok(a), Ok(b)) = (&prev.interrupts, &cur.interrupts) {
-        fill_irqs(r, a, b, dt_s);
-    }
-    if let (Ok(a), Ok(b)) = (&prev.softirqs, &cur.softirqs) {
-        r.softirq_per_s = class_rate(a, b, cpu, dt_s, |_| true);
-    }
     r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), dt_s);
     r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), dt_s);
     let (ph, ch) = (prev.hw.get(&cpu), cur.hw.get(&cpu));
@@ -471,119 +458,6 @@ fn fill_idle(r: &mut CpuRates, m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_
             disabled: st.disabled,
         });
     }
-}
-
-fn fill_irqs(r: &mut CpuRates, a: &IrqTable, b: &IrqTable, dt_s: f64) {
-    let cpu = r.cpu;
-    r.irq_per_s = class_rate(a, b, cpu, dt_s, |_| true);
-    r.loc_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::LocalTimer);
-    r.res_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::Reschedule);
-    r.cal_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::FunctionCall);
-    r.tlb_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::TlbShootdown);
-    r.ipi_per_s = class_rate(a, b, cpu, dt_s, |k| {
-        matches!(
-            k,
-            IrqKind::Reschedule
-                | IrqKind::FunctionCall
-                | IrqKind::TlbShootdown
-                | IrqKind::IrqWork
-                | IrqKind::OtherIpi
-        )
-    });
-    r.dev_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::Device);
-    r.nmi_per_s = class_rate(a, b, cpu, dt_s, |k| k == IrqKind::Nmi);
-}
-
-/// Sums the deltas of every row of a class in one CPU's column; rows are
-/// matched by label, a row that appeared or went backwards is skipped.
-/// `None` when the CPU has no column or no row of that class exists.
-fn class_rate(
-    a: &IrqTable,
-    b: &IrqTable,
-    cpu: u32,
-    dt_s: f64,
-    want: impl Fn(IrqKind) -> bool,
-) -> Option<f64> {
-    let ca = a.column(cpu)?;
-    let cb = b.column(cpu)?;
-    let mut sum = 0u64;
-    let mut any = false;
-    for (i, row) in b.rows.iter().enumerate() {
-        if !want(row.kind) {
-            continue;
-        }
-        let Some(vb) = row.counts.get(cb) else {
-            continue;
-        };
-        let Some(va) = matching_row(a, row, i).and_then(|r| r.counts.get(ca)) else {
-            continue;
-        };
-        any = true;
-        // interrupt counts are unsigned int in older kernels and wrap at 2^32
-        if let Some(d) = delta(*va, *vb, irq_width(*va, *vb)) {
-            sum += d;
-        }
-    }
-    if any { per_second(sum, dt_s) } else { None }
-}
-
-fn irq_width(a: u64, b: u64) -> Width {
-    if u32::try_from(a.max(b)).is_ok() {
-        Width::Bits(32)
-    } else {
-        Width::Bits64
-    }
-}
-
-fn matching_row<'a>(
-    a: &'a IrqTable,
-    row: &crate::collect::interrupts::IrqRow,
-    hint: usize,
-) -> Option<&'a crate::collect::interrupts::IrqRow> {
-    match a.rows.get(hint) {
-        Some(r) if r.label == row.label => Some(r),
-        _ => a.rows.iter().find(|r| r.label == row.label),
-    }
-}
-
-fn table_rates(
-    a: Option<&IrqTable>,
-    b: Option<&IrqTable>,
-    order: &[u32],
-    dt_s: f64,
-) -> Vec<SourceRates> {
-    let (Some(a), Some(b)) = (a, b) else {
-        return Vec::new();
-    };
-    if dt_s <= 0.0 {
-        return Vec::new();
-    }
-    let cols: Vec<(Option<usize>, Option<usize>)> =
-        order.iter().map(|&c| (a.column(c), b.column(c))).collect();
-    let mut out = Vec::with_capacity(b.rows.len());
-    for (i, row) in b.rows.iter().enumerate() {
-        let prev = matching_row(a, row, i);
-        let mut total = 0.0;
-        let per_cpu: Vec<Option<f64>> = cols
-            .iter()
-            .map(|&(ca, cb)| {
-                let va = prev?.counts.get(ca?)?;
-                let vb = row.counts.get(cb?)?;
-                let r = per_second(delta(*va, *vb, irq_width(*va, *vb))?, dt_s)?;
-                total += r;
-                Some(r)
-            })
-            .collect();
-        out.push(SourceRates {
-            label: row.label.clone(),
-            desc: row.desc.clone(),
-            kind: row.kind,
-            per_cpu,
-            total,
-        });
-    }
-    out.sort_by(|x, y| y.total.total_cmp(&x.total));
-    out
 }
 
 fn count_rate(a: Option<&u64>, b: Option<&u64>, dt_s: f64) -> Option<f64> {
