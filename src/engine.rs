@@ -33,7 +33,9 @@ impl<H: Hardware> Engine<H> {
                 &cur,
             )
         });
-        self.prev = Some(cur);
+        if let Some(old) = self.prev.replace(cur) {
+            self.sampler.recycle(old);
+        }
         iv
     }
 

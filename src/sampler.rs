@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::collect::interrupts::IrqTable;
 use crate::collect::{cpufreq, cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
 use crate::counter::Width;
 use crate::ladder::{self, FreqSource, Probe};
@@ -35,6 +36,15 @@ pub struct Sampler<H: Hardware> {
     pub machine: Machine,
     freq: Option<FreqSource>,
     plan: MsrPlan,
+    spare: Spare,
+}
+
+/// Tables of a snapshot no longer needed, refilled in place by the next
+/// sample: /proc/interrupts on 1000+ CPUs is megabytes of rows.
+#[derive(Debug, Default)]
+struct Spare {
+    interrupts: Option<IrqTable>,
+    softirqs: Option<IrqTable>,
 }
 
 /// Registers to read each interval, decided once from the probe.
@@ -62,6 +72,7 @@ impl<H: Hardware> Sampler<H> {
             machine,
             freq: None,
             plan: MsrPlan::default(),
+            spare: Spare::default(),
         };
         s.plan();
         s
@@ -147,14 +158,20 @@ impl<H: Hardware> Sampler<H> {
             .read(Base::Proc, "stat")
             .map_err(|e| e.to_string())
             .and_then(|t| stat::parse(t).map_err(|e| e.to_string()));
+        let mut table = self.spare.interrupts.take().unwrap_or_default();
         let interrupts = fs
             .read(Base::Proc, "interrupts")
             .map_err(|e| e.to_string())
-            .and_then(|t| interrupts::parse_interrupts(t).map_err(|e| e.to_string()));
+            .and_then(|t| {
+                interrupts::parse_interrupts_into(t, &mut table).map_err(|e| e.to_string())
+            })
+            .map(|()| table);
+        let mut table = self.spare.softirqs.take().unwrap_or_default();
         let softirqs = fs
             .read(Base::Proc, "softirqs")
             .map_err(|e| e.to_string())
-            .and_then(|t| softirqs::parse_softirqs(t).map_err(|e| e.to_string()));
+            .and_then(|t| softirqs::parse_softirqs_into(t, &mut table).map_err(|e| e.to_string()))
+            .map(|()| table);
         let files = self.read_cpu_files(&online);
         let powercap_uj = self.read_powercap();
         let hwmon_mc = self.read_hwmon();
@@ -175,6 +192,12 @@ impl<H: Hardware> Sampler<H> {
         self.read_perf(&mut snap);
         self.read_msrs(&mut snap);
         snap
+    }
+
+    /// Takes back a snapshot the caller is done with, to reuse its tables.
+    pub fn recycle(&mut self, old: Snapshot) {
+        self.spare.interrupts = old.interrupts.ok();
+        self.spare.softirqs = old.softirqs.ok();
     }
 
     fn read_cpu_files(&mut self, online: &[u32]) -> BTreeMap<u32, CpuFiles> {
