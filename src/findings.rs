@@ -286,12 +286,18 @@ fn smt_sibling_busy(iv: &Interval, m: &Machine, watched: &[u32], w: u32) -> Opti
     })
 }
 
+/// Unwatched CPUs that used the same deep state, with their residency.
+struct DeepGroup {
+    name: String,
+    latency_us: u64,
+    cpus: Vec<(u32, f64)>,
+}
+
 /// One finding per watched CPU and deep state; the unwatched CPUs in the
 /// same state share one finding, so 256 CPUs give a handful of lines.
 fn deep_cstates(iv: &Interval, watched: &[u32]) -> Vec<Finding> {
     let mut out = Vec::new();
-    // (state, latency) -> unwatched CPUs and their residency
-    let mut groups: Vec<(String, u64, Vec<(u32, f64)>)> = Vec::new();
+    let mut groups: Vec<DeepGroup> = Vec::new();
     for r in &iv.cpus {
         for st in &r.idle {
             let (Some(lat), Some(pct)) = (st.latency_us, st.pct) else {
@@ -320,15 +326,24 @@ fn deep_cstates(iv: &Interval, watched: &[u32]) -> Vec<Finding> {
             } else {
                 match groups
                     .iter_mut()
-                    .find(|(n, l, _)| *n == st.name && *l == lat)
+                    .find(|g| g.name == st.name && g.latency_us == lat)
                 {
-                    Some(g) => g.2.push((r.cpu, pct)),
-                    None => groups.push((st.name.clone(), lat, vec![(r.cpu, pct)])),
+                    Some(g) => g.cpus.push((r.cpu, pct)),
+                    None => groups.push(DeepGroup {
+                        name: st.name.clone(),
+                        latency_us: lat,
+                        cpus: vec![(r.cpu, pct)],
+                    }),
                 }
             }
         }
     }
-    for (name, lat, cpus) in groups {
+    for DeepGroup {
+        name,
+        latency_us: lat,
+        cpus,
+    } in groups
+    {
         let list: Vec<u32> = cpus.iter().map(|c| c.0).collect();
         let mean = cpus.iter().map(|c| c.1).sum::<f64>() / cpus.len() as f64;
         out.push(Finding {

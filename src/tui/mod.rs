@@ -1,1 +1,26 @@
-//! The live dashboard.
+//! The live dashboard (ratatui + crossterm): a sampler thread sends owned
+//! samples over a channel (`feed`), the event loop (`run`) folds them into
+//! the `State` and redraws it (`render` and one module per view) only when
+//! a sample, a key or a resize arrives. Keys go through one table (`keys`)
+//! to `State::update`.
+
+pub mod bars;
+pub mod cores;
+pub mod cstates;
+pub mod detail;
+pub mod feed;
+pub mod fmt;
+pub mod history;
+pub mod irqs;
+pub mod keys;
+pub mod log;
+pub mod pane;
+pub mod popup;
+pub mod render;
+pub mod run;
+pub mod selfcost;
+pub mod state;
+pub mod theme;
+
+pub use run::run;
+pub use state::State;

@@ -1,0 +1,394 @@
+//! The Cores view: one row per CPU in the corefreq-cli style. Wide rows
+//! carry every figure; compact rows (80 columns) the essentials; when the
+//! CPUs do not fit and the screen is wide, two columns of compact rows.
+//! Pages follow the selection, so 256 CPUs scroll a page at a time.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::interval::CpuRates;
+use crate::tui::bars::{self, FreqScale};
+use crate::tui::fmt::{self, left, right};
+use crate::tui::state::State;
+use crate::tui::theme::Theme;
+
+/// Width from which rows carry every figure.
+pub const WIDE_FROM: u16 = 150;
+/// Narrowest compact column (inside the borders).
+pub const COMPACT_MIN: u16 = 60;
+/// Fixed part of a wide row (everything but the two bars and the noise column).
+const WIDE_FIXED: usize = 105;
+/// Fixed part of a compact row (everything but the two bars and the noise column).
+const COMPACT_FIXED: usize = 29;
+
+/// How CPU rows are laid out in the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// Rows carry every figure.
+    pub wide: bool,
+    /// Columns of rows side by side.
+    pub columns: u16,
+    /// CPU rows per column.
+    pub rows: u16,
+}
+
+impl Geometry {
+    /// Chooses the layout for `rows` CPU lines in a `width`-wide screen
+    /// showing `n` CPUs.
+    pub fn of(rows: u16, width: u16, n: usize) -> Self {
+        let inner = width.saturating_sub(2);
+        if n > rows as usize && inner >= 2 * (COMPACT_MIN + 1) + 20 {
+            Geometry {
+                wide: false,
+                columns: 2,
+                rows,
+            }
+        } else {
+            Geometry {
+                wide: width >= WIDE_FROM,
+                columns: 1,
+                rows,
+            }
+        }
+    }
+
+    /// Returns how many CPU rows fit at once.
+    pub fn slots(self) -> usize {
+        self.columns as usize * self.rows as usize
+    }
+}
+
+/// What every row of one frame shares.
+struct Ctx<'a> {
+    s: &'a State,
+    t: Theme,
+    scale: FreqScale,
+}
+
+/// Draws the Cores view.
+pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
+    if area.height < 2 || area.width < 20 {
+        return;
+    }
+    let order = s.order();
+    let g = Geometry::of(area.height - 1, area.width + 2, order.len());
+    let ctx = Ctx {
+        s,
+        t: s.theme,
+        scale: FreqScale {
+            max: s.machine.max_mhz.or(s.history.max_bzy),
+            base: s.machine.base_mhz.as_ref().map(|b| b.0),
+        },
+    };
+    let colw = if g.columns == 1 {
+        area.width
+    } else {
+        (area.width - 1) / 2
+    };
+    let at = s
+        .selected
+        .and_then(|c| order.iter().position(|x| *x == c))
+        .unwrap_or(0);
+    let slots = g.slots().max(1);
+    let first = (at / slots) * slots;
+    for col in 0..g.columns {
+        let x = area.x + col * (colw + 1);
+        let head = if g.wide {
+            wide_header(&ctx, colw as usize)
+        } else {
+            compact_header(&ctx, colw as usize)
+        };
+        buf.set_line(x, area.y, &head, colw);
+        for row in 0..g.rows {
+            let i = first + col as usize * g.rows as usize + row as usize;
+            let Some(&cpu) = order.get(i) else { break };
+            let y = area.y + 1 + row;
+            let line = if g.wide {
+                wide_row(&ctx, cpu, colw as usize)
+            } else {
+                compact_row(&ctx, cpu, colw as usize)
+            };
+            buf.set_line(x, y, &line, colw);
+            if Some(cpu) == s.selected {
+                buf.set_style(Rect::new(x, y, colw, 1), ctx.t.selected());
+            }
+        }
+    }
+    let shown = order.len().saturating_sub(first).min(slots);
+    if g.wide && g.columns == 1 && (shown as u16) + 2 < g.rows {
+        packages(
+            &ctx,
+            Rect::new(
+                area.x,
+                area.y + 2 + shown as u16,
+                area.width,
+                g.rows - shown as u16 - 1,
+            ),
+            buf,
+        );
+    }
+}
+
+/// Widths of the two bars and the noise column for a row of `w` cells.
+fn split(w: usize, fixed: usize, min_freq: usize, min_cst: usize) -> (usize, usize, usize) {
+    let rem = w.saturating_sub(fixed);
+    let fb = (rem * 2 / 5).max(min_freq);
+    let cb = (rem / 4).max(min_cst);
+    (fb, cb, rem.saturating_sub(fb + cb))
+}
+
+fn state_names(ctx: &Ctx<'_>) -> Vec<String> {
+    let first = ctx.s.latest.as_ref().and_then(|iv| iv.cpus.first());
+    match first {
+        Some(r) if !r.idle.is_empty() => r.idle.iter().map(|i| i.name.clone()).collect(),
+        Some(r) => r.hw_cstates.iter().map(|h| h.0.clone()).collect(),
+        None => Vec::new(),
+    }
+}
+
+fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
+    let max = ctx
+        .scale
+        .max
+        .map_or_else(|| fmt::UNKNOWN.to_string(), |m| format!("{m:.0}"));
+    left(&format!("freq 0–{max} MHz {}base", bars::BASE_MARK), width)
+}
+
+fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
+    let t = ctx.t;
+    let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
+    let mut legend = bars::legend(&state_names(ctx), t);
+    let legend_w: usize = legend.iter().map(|s| s.content.chars().count()).sum();
+    if legend_w > cb + 9 {
+        legend = vec![Span::styled(left("C-states", cb + 9), t.title())];
+    } else {
+        legend.push(Span::raw(" ".repeat(cb + 9 - legend_w)));
+    }
+    let mut spans = vec![
+        Span::styled("  CPU core  sib", t.title()),
+        Span::styled(" │ ", t.dim()),
+        Span::styled(freq_title(ctx, fb), t.title()),
+        Span::styled(" │ ", t.dim()),
+        Span::styled("  Avg   Bzy   min–max Busy", t.title()),
+        Span::styled(" │ ", t.dim()),
+    ];
+    spans.extend(legend);
+    spans.extend([
+        Span::styled(" │ ", t.dim()),
+        Span::styled("IRQ/s LOC/s CSW/s MIG/s  SIRQ stl%", t.title()),
+        Span::styled(" │ ", t.dim()),
+        Span::styled(" °C", t.title()),
+        Span::styled(" │ ", t.dim()),
+        Span::styled(left("noise", nw), t.title()),
+    ]);
+    Line::from(spans)
+}
+
+fn compact_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
+    let t = ctx.t;
+    let (fb, cb, nw) = split(w, COMPACT_FIXED, 10, 6);
+    Line::from(vec![
+        Span::styled("  CPU ", t.title()),
+        Span::styled(freq_title(ctx, fb), t.title()),
+        Span::styled("  Avg Bsy ", t.title()),
+        Span::styled(left("C-states", cb), t.title()),
+        Span::styled(" IRQ/s CSW/s ", t.title()),
+        Span::styled(left("noise", nw), t.title()),
+    ])
+}
+
+/// `▸` for a watched CPU, then its number.
+fn cpu_cell(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
+    let watched = ctx.s.is_watched(cpu);
+    vec![
+        Span::styled(if watched { "▸" } else { " " }, ctx.t.watched()),
+        Span::styled(
+            right(&cpu.to_string(), w),
+            if watched {
+                ctx.t.watched()
+            } else {
+                ctx.t.text()
+            },
+        ),
+    ]
+}
+
+/// The noise column: the CPU's finding labels coloured by severity, or
+/// "quiet" on a watched CPU with none.
+fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for f in ctx.s.tags_of(cpu) {
+        let sep = usize::from(!out.is_empty()) * 3;
+        let n = f.label.chars().count();
+        if used + sep + n > w {
+            break;
+        }
+        if sep > 0 {
+            out.push(Span::styled(" · ", ctx.t.dim()));
+        }
+        out.push(Span::styled(f.label.clone(), ctx.t.severity(f.severity)));
+        used += sep + n;
+    }
+    if out.is_empty() && ctx.s.is_watched(cpu) && ctx.s.latest.is_some() {
+        out.push(Span::styled("quiet", ctx.t.good()));
+    }
+    out
+}
+
+fn num(v: &str, w: usize, t: Theme, zero_dim: bool) -> Span<'static> {
+    let style = if v == fmt::UNKNOWN || (zero_dim && (v == "0.0" || v == "0")) {
+        t.dim()
+    } else {
+        t.text()
+    };
+    Span::styled(right(v, w), style)
+}
+
+fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
+    let t = ctx.t;
+    let r = ctx.s.rates(cpu);
+    let topo = ctx.s.machine.topo(cpu);
+    let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
+    let core = topo
+        .and_then(|x| x.core)
+        .map_or_else(|| fmt::UNKNOWN.into(), |c| c.to_string());
+    let sib = topo
+        .and_then(|x| x.siblings.iter().find(|s| **s != cpu))
+        .map_or_else(|| fmt::UNKNOWN.into(), u32::to_string);
+    let h = ctx.s.history.cpu(cpu);
+    let minmax = match h.and_then(|h| Some((h.min_bzy?, h.max_bzy?))) {
+        Some((lo, hi)) => format!("{lo:.0}–{hi:.0}"),
+        None => fmt::UNKNOWN.into(),
+    };
+    let f = |g: fn(&CpuRates) -> Option<f64>| r.and_then(g);
+    let mut spans = cpu_cell(ctx, cpu, 4);
+    spans.extend([
+        Span::raw(format!(" {} {}", right(&core, 4), right(&sib, 4))),
+        Span::styled(" │ ", t.dim()),
+    ]);
+    spans.extend(bars::freq(r, ctx.scale, fb, t));
+    spans.push(Span::styled(" │ ", t.dim()));
+    spans.extend([
+        num(&fmt::whole(f(|r| r.avg_mhz)), 5, t, false),
+        num(&fmt::whole(f(|r| r.bzy_mhz)), 6, t, false),
+        num(&minmax, 10, t, false),
+        num(&fmt::pct(f(|r| r.busy_pct), 0), 5, t, false),
+        Span::styled(" │ ", t.dim()),
+    ]);
+    spans.extend(bars::cstates(r, cb, t));
+    spans.push(num(&bars::exit_latency(r), 9, t, false));
+    spans.push(Span::styled(" │ ", t.dim()));
+    spans.extend([
+        num(&fmt::rate(f(|r| r.irq_per_s)), 5, t, true),
+        num(&fmt::rate(f(|r| r.loc_per_s)), 6, t, true),
+        num(&fmt::rate(f(|r| r.csw_per_s)), 6, t, true),
+        num(&fmt::rate(f(|r| r.mig_per_s)), 6, t, true),
+        num(&fmt::rate(f(|r| r.softirq_per_s)), 6, t, true),
+        num(&fmt::pct(r.and_then(|r| r.time?.steal), 1), 5, t, true),
+        Span::styled(" │ ", t.dim()),
+        num(&fmt::whole(f(|r| r.temp_c)), 3, t, false),
+        Span::styled(" │ ", t.dim()),
+    ]);
+    spans.extend(noise(ctx, cpu, nw));
+    Line::from(spans)
+}
+
+fn compact_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
+    let t = ctx.t;
+    let r = ctx.s.rates(cpu);
+    let (fb, cb, nw) = split(w, COMPACT_FIXED, 10, 6);
+    let f = |g: fn(&CpuRates) -> Option<f64>| r.and_then(g);
+    let mut spans = cpu_cell(ctx, cpu, 4);
+    spans.push(Span::raw(" "));
+    spans.extend(bars::freq(r, ctx.scale, fb, t));
+    spans.extend([
+        num(&fmt::whole(f(|r| r.avg_mhz)), 5, t, false),
+        num(&fmt::pct(f(|r| r.busy_pct), 0), 4, t, false),
+        Span::raw(" "),
+    ]);
+    spans.extend(bars::cstates(r, cb, t));
+    spans.extend([
+        num(&fmt::rate(f(|r| r.irq_per_s)), 6, t, true),
+        num(&fmt::rate(f(|r| r.csw_per_s)), 6, t, true),
+        Span::raw(" "),
+    ]);
+    spans.extend(noise(ctx, cpu, nw));
+    Line::from(spans)
+}
+
+/// Package rows under the CPUs when they fit: power per domain, package
+/// C-states, temperature.
+fn packages(ctx: &Ctx<'_>, area: Rect, buf: &mut Buffer) {
+    let t = ctx.t;
+    let Some(iv) = &ctx.s.latest else { return };
+    for (i, p) in iv.pkgs.iter().enumerate().take(area.height as usize) {
+        let mut spans = vec![
+            Span::styled(format!(" pkg {:<3}", p.package), t.title()),
+            Span::styled(" │ ", t.dim()),
+        ];
+        let watts: Vec<String> = p
+            .watts
+            .iter()
+            .map(|(d, w)| format!("{d} {} W", fmt::pct(*w, 1)))
+            .collect();
+        spans.push(Span::raw(if watts.is_empty() {
+            "power ·".to_string()
+        } else {
+            watts.join("  ")
+        }));
+        spans.push(Span::styled(" │ ", t.dim()));
+        let cst: Vec<String> = p
+            .cstates
+            .iter()
+            .map(|(n, v)| format!("{n} {} %", fmt::pct(*v, 0)))
+            .collect();
+        spans.push(Span::raw(if cst.is_empty() {
+            "package C-states ·".to_string()
+        } else {
+            cst.join("  ")
+        }));
+        spans.push(Span::styled(" │ ", t.dim()));
+        spans.push(Span::raw(format!("{} °C", fmt::whole(p.temp_c))));
+        buf.set_line(area.x, area.y + i as u16, &Line::from(spans), area.width);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_uses_two_compact_columns_only_when_the_cpus_do_not_fit() {
+        // 8 CPUs on 160 columns: one column of wide rows
+        assert_eq!(
+            Geometry::of(36, 160, 8),
+            Geometry {
+                wide: true,
+                columns: 1,
+                rows: 36
+            }
+        );
+        // 64 CPUs on 160 columns: two compact columns, 72 slots
+        let g = Geometry::of(36, 160, 64);
+        assert_eq!((g.wide, g.columns, g.slots()), (false, 2, 72));
+        // 80 columns: compact, one column, scrolling
+        assert_eq!(
+            Geometry::of(16, 80, 256),
+            Geometry {
+                wide: false,
+                columns: 1,
+                rows: 16
+            }
+        );
+    }
+
+    #[test]
+    fn bar_widths_grow_with_the_row() {
+        assert_eq!(split(158, WIDE_FIXED, 12, 8), (21, 13, 19));
+        assert_eq!(split(78, COMPACT_FIXED, 10, 6), (19, 12, 18));
+        // too narrow: the bars keep their minimum, the noise column gives way
+        assert_eq!(split(35, COMPACT_FIXED, 10, 6), (10, 6, 0));
+    }
+}

@@ -1,0 +1,273 @@
+//! The detail view of the selected CPU: where it sits, its history over
+//! the last minutes (`Avg_MHz`, Busy %, the C-state mix, IRQ/s, CSW/s) and,
+//! on wide screens, every current figure and its busiest interrupt sources.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Sparkline, Widget};
+
+use crate::interval::CpuRates;
+use crate::tui::bars::SHADES;
+use crate::tui::fmt::{self, left, right};
+use crate::tui::history::{CpuHistory, Series};
+use crate::tui::state::State;
+
+/// Width of the figures panel on wide screens.
+const PANEL_W: u16 = 44;
+
+/// Draws the detail view.
+pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let Some(cpu) = s.selected else { return };
+    buf.set_line(area.x, area.y, &title(s, cpu), area.width);
+    let body = Rect::new(
+        area.x,
+        area.y + 1,
+        area.width,
+        area.height.saturating_sub(1),
+    );
+    let (charts, panel) = if area.width >= 120 {
+        let [c, p] = body.layout(&Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(PANEL_W),
+        ]));
+        (c, Some(p))
+    } else {
+        (body, None)
+    };
+    match s.history.cpu(cpu) {
+        Some(h) if !h.avg.is_empty() => render_charts(s, h, charts, buf),
+        _ => buf.set_string(charts.x + 1, charts.y, "no history yet", t.dim()),
+    }
+    if let Some(p) = panel {
+        render_panel(s, cpu, p, buf);
+    }
+}
+
+fn title(s: &State, cpu: u32) -> Line<'static> {
+    let t = s.theme;
+    let topo = s.machine.topo(cpu);
+    let mut parts = vec![format!("CPU {cpu}")];
+    if let Some(x) = topo {
+        let opt = |v: Option<u32>| v.map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
+        parts.push(format!("core {}", opt(x.core)));
+        let sibs: Vec<u32> = x.siblings.iter().copied().filter(|c| *c != cpu).collect();
+        parts.push(format!("SMT sibling {}", fmt::cpus(&sibs)));
+        parts.push(format!("package {}", opt(x.package)));
+        parts.push(format!("node {}", opt(x.node)));
+        if let Some(k) = &x.core_type {
+            parts.push(format!("{k}-core"));
+        }
+    }
+    let mut spans = vec![Span::styled(format!(" {}", parts.join(" · ")), t.title())];
+    if s.is_watched(cpu) {
+        spans.push(Span::styled(" · watched", t.watched()));
+    }
+    spans.push(Span::styled("   (⏎ or esc: back)", t.dim()));
+    Line::from(spans)
+}
+
+/// Maps the last `n` values to sparkline bars scaled so `max` is full.
+fn bars(series: &Series, n: usize, scale: f64) -> Vec<Option<u64>> {
+    series
+        .last(n)
+        .map(|v| v.map(|x| (f64::from(x).max(0.0) * 1000.0 / scale.max(1e-9)).round() as u64))
+        .collect()
+}
+
+fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let [freq, busy, cst, irq, csw] = area.layout(&Layout::vertical([Constraint::Fill(1); 5]));
+    let w = area.width as usize;
+    let max_mhz = s.machine.max_mhz.or(s.history.max_bzy).unwrap_or(1.0);
+    let last = |x: &Series| x.last(1).next().flatten().map(f64::from);
+    let range = match (h.min_bzy, h.max_bzy) {
+        (Some(lo), Some(hi)) => format!("session {lo:.0}–{hi:.0}"),
+        _ => String::new(),
+    };
+    let f_label = format!(
+        "Avg_MHz {}  Bzy_MHz {}  {range}  (scale 0–{max_mhz:.0})",
+        fmt::whole(last(&h.avg)),
+        fmt::whole(last(&h.bzy))
+    );
+    chart(
+        buf,
+        freq,
+        &f_label,
+        &bars(&h.avg, w, max_mhz),
+        t.freq(last(&h.bzy), s.machine.base_mhz.as_ref().map(|b| b.0)),
+        s,
+    );
+    chart(
+        buf,
+        busy,
+        &format!("Busy {} %", fmt::pct(last(&h.busy), 1)),
+        &bars(&h.busy, w, 100.0),
+        t.cstate(0),
+        s,
+    );
+    cstate_mix(s, h, cst, buf);
+    let irq_max = f64::from(h.irq.max_of_last(w).unwrap_or(1.0)).max(1.0);
+    let i_label = format!(
+        "IRQ/s {}  (device {}, LOC {})  max {}",
+        fmt::rate(last(&h.irq)),
+        fmt::rate(last(&h.dev)),
+        fmt::rate(last(&h.loc)),
+        fmt::rate(Some(irq_max))
+    );
+    chart(buf, irq, &i_label, &bars(&h.irq, w, irq_max), t.warn(), s);
+    let csw_max = f64::from(h.csw.max_of_last(w).unwrap_or(1.0)).max(1.0);
+    let c_label = format!(
+        "CSW/s {}  max {}",
+        fmt::rate(last(&h.csw)),
+        fmt::rate(Some(csw_max))
+    );
+    chart(buf, csw, &c_label, &bars(&h.csw, w, csw_max), t.text(), s);
+}
+
+/// A label line over a sparkline; unknown samples show as `·`.
+fn chart(buf: &mut Buffer, area: Rect, label: &str, data: &[Option<u64>], style: Style, s: &State) {
+    if area.height == 0 {
+        return;
+    }
+    buf.set_string(area.x + 1, area.y, label, s.theme.title());
+    if area.height < 2 {
+        return;
+    }
+    let spark = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
+    Sparkline::default()
+        .data(data.iter().copied())
+        .max(1000)
+        .style(style)
+        .absent_value_symbol(fmt::UNKNOWN)
+        .absent_value_style(s.theme.dim())
+        .render(spark, buf);
+}
+
+/// The C-state mix over time: one column per sample, C0 at the bottom,
+/// deeper states above, each share of the column's height.
+fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    if area.height == 0 {
+        return;
+    }
+    let names: Vec<String> = s
+        .latest
+        .as_ref()
+        .and_then(|iv| iv.cpu(s.selected?))
+        .map(|r| r.idle.iter().map(|i| i.name.clone()).collect())
+        .unwrap_or_default();
+    let mut label = vec![Span::styled(" C-state mix  ", t.title())];
+    label.extend(crate::tui::bars::legend(&names, t));
+    buf.set_line(area.x, area.y, &Line::from(label), area.width);
+    let rows = area.height.saturating_sub(1) as usize;
+    let w = area.width as usize;
+    let busy: Vec<Option<f32>> = h.busy.last(w).collect();
+    let idle: Vec<Vec<Option<f32>>> = h.idle.iter().map(|x| x.last(w).collect()).collect();
+    let x0 = area.x + (w - busy.len()) as u16;
+    for (i, b) in busy.iter().enumerate() {
+        let mut shares = vec![*b];
+        shares.extend(idle.iter().map(|col| col.get(i).copied().flatten()));
+        let mut sum = 0.0f64;
+        let mut from = 0usize;
+        for (k, p) in shares.iter().enumerate() {
+            sum += f64::from(p.unwrap_or(0.0).max(0.0));
+            let to = ((sum / 100.0).min(1.0) * rows as f64).round() as usize;
+            for y in from..to {
+                let cy = area.y + area.height - 1 - y as u16;
+                buf.set_string(
+                    x0 + i as u16,
+                    cy,
+                    SHADES[k.min(SHADES.len() - 1)].to_string(),
+                    t.cstate(k),
+                );
+            }
+            from = from.max(to);
+        }
+    }
+}
+
+/// The current figures of the CPU and its busiest interrupt sources.
+fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let Some(r) = s.rates(cpu) else { return };
+    let mut lines: Vec<(String, String)> = figures(r);
+    if let Some(iv) = &s.latest
+        && let Some(col) = iv.cpus.iter().position(|c| c.cpu == cpu)
+    {
+        {
+            let mut src: Vec<(String, f64)> = iv
+                .irqs
+                .iter()
+                .chain(&iv.softirqs)
+                .filter_map(|x| {
+                    let v = x.per_cpu.get(col).copied().flatten()?;
+                    let name = x.desc.split_whitespace().last().unwrap_or(&x.label);
+                    (v > 0.0).then(|| (format!("{} {name}", x.label), v))
+                })
+                .collect();
+            src.sort_by(|a, b| b.1.total_cmp(&a.1));
+            lines.push((String::new(), String::new()));
+            lines.push(("busiest sources".into(), "/s".into()));
+            lines.extend(
+                src.into_iter()
+                    .take(8)
+                    .map(|(n, v)| (n, fmt::rate(Some(v)))),
+            );
+        }
+    }
+    for (i, (k, v)) in lines.iter().take(area.height as usize).enumerate() {
+        let y = area.y + i as u16;
+        buf.set_string(area.x + 1, y, left(k, 30), t.dim());
+        buf.set_string(area.x + 31, y, right(v, 10), t.text());
+    }
+}
+
+fn figures(r: &CpuRates) -> Vec<(String, String)> {
+    let mut v = vec![
+        ("Avg_MHz".to_string(), fmt::whole(r.avg_mhz)),
+        ("Bzy_MHz".into(), fmt::whole(r.bzy_mhz)),
+        ("TSC_MHz".into(), fmt::whole(r.tsc_mhz)),
+        ("Busy %".into(), fmt::pct(r.busy_pct, 1)),
+        ("IRQ/s".into(), fmt::rate(r.irq_per_s)),
+        ("  device".into(), fmt::rate(r.dev_per_s)),
+        ("  LOC (timer)".into(), fmt::rate(r.loc_per_s)),
+        (
+            "  RES CAL TLB".into(),
+            format!(
+                "{} {} {}",
+                fmt::rate(r.res_per_s),
+                fmt::rate(r.cal_per_s),
+                fmt::rate(r.tlb_per_s)
+            ),
+        ),
+        ("softirq/s".into(), fmt::rate(r.softirq_per_s)),
+        (
+            "CSW/s  MIG/s".into(),
+            format!("{} {}", fmt::rate(r.csw_per_s), fmt::rate(r.mig_per_s)),
+        ),
+        ("steal %".into(), fmt::pct(r.time.and_then(|x| x.steal), 1)),
+        (
+            "SMI".into(),
+            r.smi.map_or_else(|| fmt::UNKNOWN.into(), |x| x.to_string()),
+        ),
+        ("°C".into(), fmt::whole(r.temp_c)),
+        (
+            "throttle events".into(),
+            r.throttle
+                .map_or_else(|| fmt::UNKNOWN.into(), |x| x.to_string()),
+        ),
+    ];
+    for st in &r.idle {
+        let lat = st
+            .latency_us
+            .map_or_else(|| fmt::UNKNOWN.into(), |l| l.to_string());
+        v.push((
+            format!("{} ({lat} µs) %  /s", st.name),
+            format!("{} {}", fmt::pct(st.pct, 1), fmt::rate(st.per_s)),
+        ));
+    }
+    v
+}

@@ -1,0 +1,120 @@
+//! The Interrupts view: interrupt sources (rows, hottest first, then the
+//! softirq types) × CPUs (columns, in row order, a page around the
+//! selected CPU), rates per second. Watched CPUs are marked `▸`.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::interval::SourceRates;
+use crate::tui::fmt::{self, left, right};
+use crate::tui::state::State;
+
+/// Width of one CPU column.
+const CELL: usize = 6;
+
+/// The CPUs that get a column: a page of the row order around the selection.
+fn columns(s: &State, fit: usize) -> Vec<u32> {
+    let order = s.order();
+    let fit = fit.max(1);
+    let at = s
+        .selected
+        .and_then(|c| order.iter().position(|x| *x == c))
+        .unwrap_or(0);
+    let first = (at / fit) * fit;
+    order.into_iter().skip(first).take(fit).collect()
+}
+
+/// Widths of the label, description and total columns.
+fn label_widths(width: usize) -> (usize, usize, usize) {
+    if width >= 120 { (6, 26, 7) } else { (5, 14, 6) }
+}
+
+/// Draws the Interrupts view.
+pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let Some(iv) = &s.latest else {
+        buf.set_string(area.x + 1, area.y, "no interval yet", t.dim());
+        return;
+    };
+    let (lw, dw, tw) = label_widths(area.width as usize);
+    let fit = (area.width as usize).saturating_sub(lw + dw + tw + 3) / CELL;
+    let cols = columns(s, fit);
+    let index: Vec<Option<usize>> = cols
+        .iter()
+        .map(|c| iv.cpus.iter().position(|r| r.cpu == *c))
+        .collect();
+    let mut head = vec![Span::styled(
+        format!(
+            "{} {} {} ",
+            left("IRQ", lw),
+            left("source", dw),
+            right("total", tw)
+        ),
+        t.title(),
+    )];
+    for &c in &cols {
+        let mark = if s.is_watched(c) { "▸" } else { "" };
+        let mut style = if s.is_watched(c) {
+            t.watched()
+        } else {
+            t.title()
+        };
+        if Some(c) == s.selected {
+            style = style.patch(t.selected());
+        }
+        head.push(Span::styled(right(&format!("{mark}{c}"), CELL), style));
+    }
+    buf.set_line(area.x, area.y, &Line::from(head), area.width);
+    let busy: Vec<&SourceRates> = iv.irqs.iter().filter(|r| r.total > 0.0).collect();
+    let soft: Vec<&SourceRates> = iv.softirqs.iter().filter(|r| r.total > 0.0).collect();
+    let mut y = area.y + 1;
+    let bottom = area.y + area.height;
+    for r in &busy {
+        if y >= bottom {
+            break;
+        }
+        buf.set_line(area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
+        y += 1;
+    }
+    if y + 1 < bottom && !soft.is_empty() {
+        let hidden = iv.irqs.len() - busy.len();
+        let note = format!("softirqs ({hidden} interrupt sources at 0/s not listed)");
+        buf.set_string(area.x, y, note, t.dim());
+        y += 1;
+        for r in &soft {
+            if y >= bottom {
+                break;
+            }
+            buf.set_line(area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
+            y += 1;
+        }
+    }
+}
+
+fn row(
+    s: &State,
+    r: &SourceRates,
+    index: &[Option<usize>],
+    (lw, dw, tw): (usize, usize, usize),
+) -> Line<'static> {
+    let t = s.theme;
+    let name = if r.label.bytes().all(|b| b.is_ascii_digit()) {
+        r.desc.split_whitespace().last().unwrap_or("").to_string()
+    } else {
+        r.desc.clone()
+    };
+    let mut spans = vec![
+        Span::styled(left(&r.label, lw), t.title()),
+        Span::raw(format!(" {} ", left(&name, dw))),
+        Span::styled(
+            format!("{} ", right(&fmt::rate(Some(r.total)), tw)),
+            t.heat(Some(r.total)),
+        ),
+    ];
+    for i in index {
+        let v = i.and_then(|i| r.per_cpu.get(i).copied().flatten());
+        spans.push(Span::styled(right(&fmt::rate(v), CELL), t.heat(v)));
+    }
+    Line::from(spans)
+}

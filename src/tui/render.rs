@@ -1,0 +1,385 @@
+//! The root of the screen: `impl Widget for &State`, the layout, header,
+//! tabs and footer. Every view renders as `render(state, area, buf)`.
+//!
+//! ```text
+//! ┌──────────────────────────────────────────────────────────────────────┐
+//! │ noisetop │ model │ pkg·cores·CPUs │ base·max MHz │ interval │ time   │ header
+//! │ cpufreq governor │ turbo │ SMT │ idle │ isolated │ nohz_full │ …     │  (3 lines)
+//! │ unavailable: … (u: why)                                              │
+//! ├ Cores │ Interrupts │ C-states │ Findings ────────── sort · count ────┤
+//! │ CPU rows: wide (≥ 150 columns), compact, or two compact columns      │ body
+//! │  …                                                                   │
+//! ├ Findings ────────────────────────────────────────────────────────────┤ pane (7 lines,
+//! │ newest first: time SEV kind evidence → fix                           │  or a one-line
+//! ├──────────────────────────────────────────────────────────────────────┤  ticker < 30 rows)
+//! │ key hints from the key table                 freq source · own CPU % │ footer
+//! └──────────────────────────────────────────────────────────────────────┘
+//! ```
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect, Size};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Widget};
+
+use crate::ladder::Metric;
+use crate::tui::fmt;
+use crate::tui::keys;
+use crate::tui::state::{Origin, Overlay, State, View};
+use crate::tui::{cores, cstates, detail, irqs, pane, popup};
+
+/// Header lines.
+pub const HEADER_ROWS: u16 = 3;
+/// Height of the findings pane on tall screens (borders included).
+pub const PANE_ROWS: u16 = 7;
+/// From this height the findings pane replaces the one-line ticker.
+pub const TALL_FROM: u16 = 30;
+
+/// Rows of the findings area for a screen height.
+fn pane_rows(height: u16) -> u16 {
+    if height >= TALL_FROM { PANE_ROWS } else { 1 }
+}
+
+/// The four stacked areas of the screen.
+fn areas(area: Rect) -> [Rect; 4] {
+    area.layout(&Layout::vertical([
+        Constraint::Length(HEADER_ROWS),
+        Constraint::Fill(1),
+        Constraint::Length(pane_rows(area.height)),
+        Constraint::Length(1),
+    ]))
+}
+
+/// Rows left for CPU lines in the body box (borders and column header off).
+pub fn body_rows(screen: Size) -> u16 {
+    screen
+        .height
+        .saturating_sub(HEADER_ROWS + pane_rows(screen.height) + 1 + 3)
+}
+
+impl Widget for &State {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let [header, body, findings, footer] = areas(area);
+        render_header(self, header, buf);
+        let block = Block::bordered()
+            .title(tabs(self))
+            .title_top(Line::from(body_title(self)).right_aligned())
+            .border_style(self.theme.dim());
+        let inner = block.inner(body);
+        block.render(body, buf);
+        match self.view {
+            View::Cores => cores::render(self, inner, buf),
+            View::Interrupts => irqs::render(self, inner, buf),
+            View::Cstates => cstates::render(self, inner, buf),
+            View::Findings => pane::render_log(self, inner, buf),
+            View::Detail => detail::render(self, inner, buf),
+        }
+        if findings.height > 1 {
+            pane::render_pane(self, findings, buf);
+        } else {
+            pane::render_ticker(self, findings, buf);
+        }
+        render_footer(self, footer, buf);
+        match self.overlay {
+            Overlay::Help => popup::render_help(self, area, buf),
+            Overlay::Why => popup::render_why(self, area, buf),
+            Overlay::None => {}
+        }
+    }
+}
+
+/// The tab line on the body's top border; Detail shows as a fifth tab.
+fn tabs(s: &State) -> Line<'static> {
+    let t = s.theme;
+    let mut spans = vec![Span::raw(" ")];
+    let mut views = View::TABS.to_vec();
+    if s.view == View::Detail {
+        views.push(View::Detail);
+    }
+    for (i, v) in views.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" │ ", t.dim()));
+        }
+        let style = if *v == s.view {
+            t.title().patch(t.selected())
+        } else {
+            t.dim()
+        };
+        spans.push(Span::styled(v.label(), style));
+    }
+    spans.push(Span::raw(" "));
+    Line::from(spans)
+}
+
+/// Right side of the body's top border: order, counts, pause.
+fn body_title(s: &State) -> String {
+    let mut parts = vec![format!("sort {}", s.sort.label())];
+    parts.push(format!("{} CPUs", s.order().len()));
+    if !s.watched.is_empty() {
+        parts.push(format!("watching {}", fmt::cpus(&s.watched)));
+    }
+    if s.paused {
+        parts.push(if s.held.is_empty() {
+            "PAUSED".into()
+        } else {
+            format!("PAUSED ({} held)", s.held.len())
+        });
+    }
+    format!(" {} ", parts.join(" · "))
+}
+
+fn sep(t: crate::tui::theme::Theme) -> Span<'static> {
+    Span::styled(" │ ", t.dim())
+}
+
+/// Header line 1: who, what, how often, when.
+fn identity(s: &State) -> Line<'static> {
+    let t = s.theme;
+    let m = &s.machine;
+    let model = m
+        .cpuinfo
+        .model_name
+        .clone()
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mut pkgs: Vec<u32> = m.topology.iter().filter_map(|x| x.package).collect();
+    pkgs.sort_unstable();
+    pkgs.dedup();
+    let mut cores: Vec<(Option<u32>, Option<u32>)> = m
+        .topology
+        .iter()
+        .filter(|x| x.core.is_some())
+        .map(|x| (x.package, x.core))
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    let count = |n: usize| {
+        if n == 0 {
+            fmt::UNKNOWN.to_string()
+        } else {
+            n.to_string()
+        }
+    };
+    let base = m.base_mhz.as_ref().map(|b| b.0);
+    let mut spans = vec![
+        Span::styled(
+            format!(" noisetop {}", env!("CARGO_PKG_VERSION")),
+            t.title(),
+        ),
+        sep(t),
+        Span::raw(model),
+        sep(t),
+        Span::raw(format!(
+            "{} pkg · {} cores · {} CPUs",
+            count(pkgs.len()),
+            count(cores.len()),
+            m.online.len()
+        )),
+        sep(t),
+        Span::raw(format!(
+            "base {} · max {} MHz",
+            fmt::whole(base),
+            fmt::whole(m.max_mhz)
+        )),
+        sep(t),
+    ];
+    match &s.origin {
+        Origin::Live => spans.push(Span::raw(format!(
+            "every {}",
+            fmt::seconds(s.interval.as_secs_f64())
+        ))),
+        Origin::Replay(dir) => {
+            let pos = s
+                .position
+                .map_or_else(|| "·".into(), |(i, n)| format!("{i}/{n}"));
+            let dt = s
+                .latest
+                .as_ref()
+                .map_or_else(|| "·".into(), |iv| fmt::seconds(iv.dt_s));
+            spans.push(Span::raw(format!("replay {dir} {pos} · {dt} ×{}", s.speed)));
+        }
+    }
+    if let Some(iv) = &s.latest {
+        spans.push(sep(t));
+        spans.push(Span::raw(format!("{} UTC", fmt::clock(iv.to.wall_ns))));
+    }
+    Line::from(spans)
+}
+
+/// Header line 2: the settings that decide how noisy the CPUs are.
+fn settings(s: &State) -> Line<'static> {
+    let t = s.theme;
+    let m = &s.machine;
+    let one = |v: Vec<Option<&String>>| -> String {
+        let mut v: Vec<&str> = v.into_iter().flatten().map(String::as_str).collect();
+        v.sort_unstable();
+        v.dedup();
+        match v.len() {
+            0 => fmt::UNKNOWN.into(),
+            1 => v[0].to_string(),
+            _ => "mixed".into(),
+        }
+    };
+    let freq = if m.cpufreq.is_empty() {
+        "no cpufreq".to_string()
+    } else {
+        format!(
+            "{} {}",
+            one(m.cpufreq.iter().map(|c| c.driver.as_ref()).collect()),
+            one(m.cpufreq.iter().map(|c| c.governor.as_ref()).collect())
+        )
+    };
+    let onoff = |b: Option<bool>| match b {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => fmt::UNKNOWN,
+    };
+    let smt = m
+        .kernel
+        .smt_active
+        .or_else(|| m.topology.first().map(|x| x.siblings.len() > 1));
+    let list = |v: &Option<Vec<u32>>| {
+        v.as_ref()
+            .map_or_else(|| fmt::UNKNOWN.into(), |l| fmt::cpus(l))
+    };
+    let turbo = m.boost.turbo_allowed();
+    let mut spans = vec![
+        Span::raw(format!(" {freq}")),
+        sep(t),
+        Span::styled(
+            format!("turbo {}", onoff(turbo)),
+            if turbo == Some(true) {
+                t.warn()
+            } else {
+                t.text()
+            },
+        ),
+        sep(t),
+        Span::raw(format!("SMT {}", onoff(smt))),
+        sep(t),
+        Span::raw(format!(
+            "idle {}/{}",
+            m.idle_driver.driver.as_deref().unwrap_or(fmt::UNKNOWN),
+            m.idle_driver.governor.as_deref().unwrap_or(fmt::UNKNOWN)
+        )),
+        sep(t),
+        Span::raw(format!("isolated {}", list(&m.sets.isolated))),
+        sep(t),
+        Span::raw(format!("nohz_full {}", list(&m.sets.nohz_full))),
+        sep(t),
+        Span::raw(format!(
+            "ASLR {}",
+            m.kernel
+                .aslr
+                .map_or_else(|| fmt::UNKNOWN.into(), |a| a.to_string())
+        )),
+    ];
+    if let Some(h) = m.virtualized() {
+        spans.push(sep(t));
+        spans.push(Span::styled(format!("guest of {h}"), t.warn()));
+    }
+    spans.push(sep(t));
+    spans.push(Span::raw(format!(
+        "kernel {}",
+        m.kernel.osrelease.as_deref().unwrap_or(fmt::UNKNOWN)
+    )));
+    Line::from(spans)
+}
+
+/// Header line 3: what is unavailable (details behind `u`), and the state
+/// of the feed.
+fn availability(s: &State) -> Line<'static> {
+    let t = s.theme;
+    let missing: Vec<&str> = s
+        .statuses
+        .iter()
+        .filter(|st| st.rung.is_none())
+        .map(|st| short_metric(st.metric))
+        .collect();
+    let mut spans = if s.statuses.is_empty() {
+        vec![Span::styled(" waiting for the first snapshot…", t.dim())]
+    } else if missing.is_empty() {
+        vec![Span::styled(" every metric is available", t.good())]
+    } else {
+        vec![
+            Span::styled(" unavailable: ", t.warn()),
+            Span::raw(missing.join(" · ")),
+            Span::styled("  (u: why)", t.dim()),
+        ]
+    };
+    if s.latest.is_none() && !s.statuses.is_empty() {
+        spans.push(Span::styled("  · first interval pending", t.dim()));
+    }
+    if let Some(why) = &s.ended {
+        spans.push(sep(t));
+        spans.push(Span::styled(why.clone(), t.warn()));
+    }
+    Line::from(spans)
+}
+
+/// Short metric names for the header's one-line list.
+pub fn short_metric(m: Metric) -> &'static str {
+    match m {
+        Metric::Frequency => "frequency",
+        Metric::HwCstates => "HW C-states",
+        Metric::OsCstates => "cpuidle",
+        Metric::Interrupts => "IRQs",
+        Metric::Softirqs => "softirqs",
+        Metric::CpuTime => "CPU time",
+        Metric::Scheduler => "CSW/MIG",
+        Metric::Smi => "SMI",
+        Metric::Temperature => "temperature",
+        Metric::Throttle => "throttling",
+        Metric::Power => "power",
+    }
+}
+
+fn render_header(s: &State, area: Rect, buf: &mut Buffer) {
+    let lines = [identity(s), settings(s), availability(s)];
+    for (i, line) in lines.iter().enumerate().take(area.height as usize) {
+        buf.set_line(area.x, area.y + i as u16, line, area.width);
+    }
+}
+
+/// The footer: key hints that fit, then the frequency source and noisetop's own CPU use.
+fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let rung = s
+        .statuses
+        .iter()
+        .find(|st| st.metric == Metric::Frequency)
+        .and_then(|st| st.rung)
+        .map_or(fmt::UNKNOWN, |r| r.label());
+    let right = format!("freq: {rung} · {} % CPU ", fmt::pct(s.own_cpu, 2));
+    let room = (area.width as usize).saturating_sub(right.chars().count() + 1);
+    let mut spans: Vec<Span> = Vec::new();
+    let mut used = 0;
+    if s.paused {
+        spans.push(Span::styled(" PAUSED ", t.selected()));
+        used += 8;
+    }
+    for (k, what) in keys::footer_hints() {
+        let w = k.chars().count() + what.chars().count() + 4;
+        if used + w > room {
+            break;
+        }
+        spans.push(Span::styled(format!(" {k}"), t.title()));
+        spans.push(Span::styled(format!(" {what} "), t.dim()));
+        used += w;
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    let x = area.x + area.width.saturating_sub(right.chars().count() as u16);
+    buf.set_string(x, area.y, right, t.dim());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_rows_leave_room_for_header_pane_footer_and_borders() {
+        // 24 rows: 3 header, 1 ticker, 1 footer, 2 borders, 1 column header
+        assert_eq!(body_rows(Size::new(80, 24)), 16);
+        // 50 rows: the findings pane takes 7
+        assert_eq!(body_rows(Size::new(160, 50)), 36);
+        assert_eq!(body_rows(Size::new(10, 3)), 0);
+    }
+}

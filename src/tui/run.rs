@@ -1,0 +1,287 @@
+//! The event loop: generic over the ratatui backend, the terminal input
+//! and the clock, so a test drives it whole with scripted keys and a fake
+//! clock. It redraws only on a sample, a key or a resize, and between them
+//! blocks in the input wait with a timeout to the next expected sample.
+//!
+//! Live samples are shown as they arrive. A replay's are shown at their
+//! recorded pace: each is due at the first one's display time plus its
+//! recorded offset, divided by the speed; pause or a speed change
+//! re-anchors that clock.
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::crossterm::event::{self, Event};
+
+use crate::stop::Stop;
+use crate::tui::feed::{Control, Msg, Sample};
+use crate::tui::keys;
+use crate::tui::selfcost::SelfCost;
+use crate::tui::state::{Effect, Origin, State};
+
+/// How long the loop waits on the channel for a live sample that is due
+/// but late; input waits at most this long (< 50 ms stays responsive).
+pub const GRACE: Duration = Duration::from_millis(20);
+/// Slack added to a live sample's expected arrival.
+pub const MARGIN: Duration = Duration::from_millis(3);
+/// Poll timeout before the sampler has said when its first sample comes.
+pub const STARTUP_POLL: Duration = Duration::from_millis(100);
+
+/// Terminal events, with a timeout.
+pub trait Input {
+    /// Waits up to `timeout` (forever when `None`) for one event.
+    fn next(&mut self, timeout: Option<Duration>) -> std::io::Result<Option<Event>>;
+}
+
+/// The time source of the loop.
+pub trait Clock {
+    /// Returns now.
+    fn now(&self) -> Instant;
+}
+
+/// Reads events from the terminal through crossterm.
+#[derive(Debug, Default)]
+pub struct TerminalInput;
+
+impl Input for TerminalInput {
+    fn next(&mut self, timeout: Option<Duration>) -> std::io::Result<Option<Event>> {
+        // "forever" is a day: a stop signal wakes the poll anyway (SIGWINCH)
+        if event::poll(timeout.unwrap_or(Duration::from_secs(86_400)))? {
+            Ok(Some(event::read()?))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// The system's monotonic clock.
+#[derive(Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// Called with the new watched set.
+pub type OnWatched<'a> = Box<dyn FnMut(&[u32]) + 'a>;
+
+/// What connects the loop to the rest of noisetop.
+pub struct Wiring<'a> {
+    /// Samples from the sampler or the replay reader.
+    pub feed: Receiver<Msg>,
+    /// Set by signals; the loop sets it on quit to stop the sampler.
+    pub stop: Stop,
+    /// The live sampler's controls (`None` for a replay).
+    pub control: Option<Arc<Control>>,
+    /// Called when the watched set changes (noisetop moves off those CPUs).
+    pub on_watched: OnWatched<'a>,
+    /// Whether to measure noisetop's own CPU use for the footer.
+    pub measure_self: bool,
+}
+
+/// When the next sample is due, and the replay's clock.
+#[derive(Debug, Default)]
+struct Pacer {
+    /// Live: when the next sample should have arrived.
+    expected: Option<Instant>,
+    /// Replay: the next interval, read but not yet due.
+    pending: Option<Box<Sample>>,
+    /// Replay: (display time, recorded time) of the clock's anchor.
+    anchor: Option<(Instant, u64)>,
+    /// Replay: recorded time of the interval on screen.
+    shown_ns: Option<u64>,
+    /// The feed is closed.
+    done: bool,
+}
+
+impl Pacer {
+    /// Applies every message that is due; returns whether anything changed.
+    fn pump(&mut self, s: &mut State, rx: &Receiver<Msg>, now: Instant) -> bool {
+        match s.origin {
+            Origin::Live => self.pump_live(s, rx, now),
+            Origin::Replay(_) => self.pump_replay(s, rx, now),
+        }
+    }
+
+    fn note(&mut self, m: &Msg) {
+        match m {
+            Msg::Ready { next_at, .. } => self.expected = next_at.map(|t| t + MARGIN),
+            Msg::Sample(x) => self.expected = x.next_at.map(|t| t + x.took + MARGIN),
+            Msg::Ended(_) => self.expected = None,
+        }
+    }
+
+    fn pump_live(&mut self, s: &mut State, rx: &Receiver<Msg>, now: Instant) -> bool {
+        let mut changed = self.drain(s, rx);
+        if !changed && !self.done && self.expected.is_some_and(|e| now >= e) {
+            // due but not here: wait a little on the channel itself
+            match rx.recv_timeout(GRACE) {
+                Ok(m) => {
+                    self.note(&m);
+                    s.apply(m);
+                    self.drain(s, rx);
+                    changed = true;
+                }
+                Err(RecvTimeoutError::Timeout) => self.expected = Some(now + GRACE),
+                Err(RecvTimeoutError::Disconnected) => changed = self.close(s),
+            }
+        }
+        changed
+    }
+
+    fn drain(&mut self, s: &mut State, rx: &Receiver<Msg>) -> bool {
+        let mut changed = false;
+        loop {
+            match rx.try_recv() {
+                Ok(m) => {
+                    self.note(&m);
+                    s.apply(m);
+                    changed = true;
+                }
+                Err(TryRecvError::Empty) => return changed,
+                Err(TryRecvError::Disconnected) => return self.close(s) || changed,
+            }
+        }
+    }
+
+    fn close(&mut self, s: &mut State) -> bool {
+        let first = !self.done;
+        self.done = true;
+        if s.ended.is_none() {
+            s.ended = Some("the sampler stopped".into());
+        }
+        first
+    }
+
+    fn pump_replay(&mut self, s: &mut State, rx: &Receiver<Msg>, now: Instant) -> bool {
+        let mut changed = false;
+        while !s.paused {
+            if self.pending.is_none() {
+                match rx.try_recv() {
+                    Ok(Msg::Sample(x)) => self.pending = Some(x),
+                    Ok(m) => {
+                        s.apply(m);
+                        changed = true;
+                        continue;
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        changed |= self.close(s);
+                        break;
+                    }
+                }
+            }
+            let Some(x) = self.pending.take() else { break };
+            if self.due(&x, s.speed).is_some_and(|d| d > now) {
+                self.pending = Some(x);
+                break;
+            }
+            let ns = x.interval.to.mono_ns;
+            self.anchor.get_or_insert((now, ns));
+            self.shown_ns = Some(ns);
+            s.apply(Msg::Sample(x));
+            changed = true;
+        }
+        changed
+    }
+
+    /// When a replayed interval is due on screen (`None`: at once).
+    fn due(&self, x: &Sample, speed: f64) -> Option<Instant> {
+        let (t0, ns0) = self.anchor?;
+        let ahead = x.interval.to.mono_ns.saturating_sub(ns0) as f64 / 1e9 / speed.max(1e-3);
+        Some(t0 + Duration::from_secs_f64(ahead.min(86_400.0)))
+    }
+
+    /// Restarts the replay clock from the interval on screen.
+    fn reanchor(&mut self, now: Instant) {
+        self.anchor = self.shown_ns.map(|ns| (now, ns));
+    }
+
+    /// How long the loop may wait for input before a sample is due.
+    fn timeout(&self, s: &State, now: Instant) -> Option<Duration> {
+        match s.origin {
+            Origin::Live if self.done => None,
+            Origin::Live => Some(
+                self.expected
+                    .map_or(STARTUP_POLL, |e| e.saturating_duration_since(now)),
+            ),
+            Origin::Replay(_) if s.paused => None,
+            Origin::Replay(_) => match &self.pending {
+                Some(x) => Some(
+                    self.due(x, s.speed)
+                        .map_or(Duration::ZERO, |d| d.saturating_duration_since(now)),
+                ),
+                None if self.done => None,
+                // the reader is behind: look again shortly
+                None => Some(GRACE),
+            },
+        }
+    }
+}
+
+/// Runs the dashboard until quit, a stop signal or an input error.
+pub fn run<B>(
+    terminal: &mut Terminal<B>,
+    s: &mut State,
+    w: &mut Wiring<'_>,
+    input: &mut impl Input,
+    clock: &impl Clock,
+) -> Result<()>
+where
+    B: Backend,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let mut pacer = Pacer::default();
+    let mut cost = SelfCost::default();
+    let mut dirty = true;
+    loop {
+        let now = clock.now();
+        if pacer.pump(s, &w.feed, now) {
+            dirty = true;
+            if w.measure_self {
+                s.own_cpu = cost.update(now).or(s.own_cpu);
+            }
+        }
+        if s.quit || w.stop.is_stopped() {
+            break;
+        }
+        if dirty {
+            s.screen = terminal.size()?;
+            terminal.draw(|f| f.render_widget(&*s, f.area()))?;
+            dirty = false;
+        }
+        let timeout = pacer.timeout(s, clock.now());
+        match input.next(timeout)? {
+            Some(Event::Key(k)) => {
+                if let Some(a) = keys::action_for(&k) {
+                    if let Some(e) = s.update(a) {
+                        effect(e, &mut pacer, w, clock.now());
+                    }
+                    dirty = true;
+                }
+            }
+            Some(Event::Resize(..)) => dirty = true,
+            _ => {}
+        }
+    }
+    w.stop.stop();
+    Ok(())
+}
+
+fn effect(e: Effect, pacer: &mut Pacer, w: &mut Wiring<'_>, now: Instant) {
+    match e {
+        Effect::Interval(d) => {
+            if let Some(c) = &w.control {
+                c.set_interval(d);
+            }
+        }
+        Effect::Speed(_) | Effect::Paused(_) => pacer.reanchor(now),
+        Effect::Watched(cpus) => (w.on_watched)(&cpus),
+    }
+}

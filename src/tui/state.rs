@@ -1,0 +1,439 @@
+//! Everything the screen shows, and `update`, the one place keys change
+//! it. Rendering only reads a `State`; samples and actions are the only
+//! writers.
+
+use std::time::Duration;
+
+use ratatui::layout::Size;
+
+use crate::findings::{self, Finding, Severity};
+use crate::interval::{CpuRates, Interval};
+use crate::ladder::Status;
+use crate::machine::Machine;
+use crate::tui::feed::{Msg, Sample};
+use crate::tui::history::{HISTORY_LEN, History};
+use crate::tui::keys::Action;
+use crate::tui::log::FindingLog;
+use crate::tui::theme::Theme;
+
+/// The main views, in Tab order; `Detail` is entered with Enter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// One row per CPU.
+    Cores,
+    /// Interrupt sources × CPUs.
+    Interrupts,
+    /// Idle-state residency per CPU and state.
+    Cstates,
+    /// The session's findings.
+    Findings,
+    /// History of the selected CPU.
+    Detail,
+}
+
+impl View {
+    /// Names the view for the tab line.
+    pub fn label(self) -> &'static str {
+        match self {
+            View::Cores => "Cores",
+            View::Interrupts => "Interrupts",
+            View::Cstates => "C-states",
+            View::Findings => "Findings",
+            View::Detail => "Detail",
+        }
+    }
+
+    /// The views Tab cycles through.
+    pub const TABS: [View; 4] = [View::Cores, View::Interrupts, View::Cstates, View::Findings];
+}
+
+/// The order of the CPU rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    /// By CPU number.
+    Cpu,
+    /// Noisiest first: findings by severity, then interrupt and switch rates.
+    Noise,
+    /// Busiest first.
+    Busy,
+}
+
+impl Sort {
+    /// Names the order for the title.
+    pub fn label(self) -> &'static str {
+        match self {
+            Sort::Cpu => "cpu",
+            Sort::Noise => "noisiest",
+            Sort::Busy => "busiest",
+        }
+    }
+}
+
+/// A pop-up over the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    /// None.
+    None,
+    /// The keys and the legend.
+    Help,
+    /// Where each metric comes from, or why it is unavailable.
+    Why,
+}
+
+/// Where the samples come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// The running machine.
+    Live,
+    /// A capture, named by its folder.
+    Replay(String),
+}
+
+/// A change the event loop carries out beyond the state itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// The sampler's new interval.
+    Interval(Duration),
+    /// The replay's new speed factor.
+    Speed(f64),
+    /// The watched set changed (noisetop moves itself off those CPUs).
+    Watched(Vec<u32>),
+    /// Pause switched (a replay re-anchors its clock).
+    Paused(bool),
+}
+
+/// Sampling intervals `+`/`-` step through.
+pub const INTERVAL_STEPS_MS: [u64; 10] =
+    [100, 200, 250, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000];
+/// Replay speeds `+`/`-` step through (`+` plays slower, like a longer interval).
+pub const SPEED_STEPS: [f64; 8] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0];
+
+/// The dashboard's whole state.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// Machine facts (the header).
+    pub machine: Machine,
+    /// How each metric is obtained, or why not.
+    pub statuses: Vec<Status>,
+    /// The interval on screen.
+    pub latest: Option<Interval>,
+    /// The findings of the interval on screen.
+    pub findings: Vec<Finding>,
+    /// Every finding of the session.
+    pub log: FindingLog,
+    /// Per-CPU history.
+    pub history: History,
+    /// The view on screen.
+    pub view: View,
+    /// The view Detail returns to.
+    pub back: View,
+    /// The selected CPU.
+    pub selected: Option<u32>,
+    /// Row order.
+    pub sort: Sort,
+    /// Benchmark CPUs.
+    pub watched: Vec<u32>,
+    /// Only these CPUs are listed (`--cpus`).
+    pub only: Option<Vec<u32>>,
+    /// The screen is frozen.
+    pub paused: bool,
+    /// Samples that arrived while paused, applied on resume.
+    pub held: Vec<Sample>,
+    /// The pop-up over the view, if any.
+    pub overlay: Overlay,
+    /// Live sampling interval.
+    pub interval: Duration,
+    /// Replay speed factor.
+    pub speed: f64,
+    /// noisetop's own CPU use, % of one CPU.
+    pub own_cpu: Option<f64>,
+    /// Live or replay.
+    pub origin: Origin,
+    /// Replay: the interval on screen and how many there are.
+    pub position: Option<(usize, usize)>,
+    /// Why no more samples come, once they stop.
+    pub ended: Option<String>,
+    /// Colours.
+    pub theme: Theme,
+    /// The terminal size the loop last drew at (for page moves).
+    pub screen: Size,
+    /// Set by Quit.
+    pub quit: bool,
+}
+
+impl State {
+    /// Starts with machine facts and no sample.
+    pub fn new(machine: Machine, origin: Origin, interval: Duration, theme: Theme) -> Self {
+        State {
+            selected: machine.online.first().copied(),
+            machine,
+            statuses: Vec::new(),
+            latest: None,
+            findings: Vec::new(),
+            log: FindingLog::default(),
+            history: History::default(),
+            view: View::Cores,
+            back: View::Cores,
+            sort: Sort::Cpu,
+            watched: Vec::new(),
+            only: None,
+            paused: false,
+            held: Vec::new(),
+            overlay: Overlay::None,
+            interval,
+            speed: 1.0,
+            own_cpu: None,
+            origin,
+            position: None,
+            ended: None,
+            theme,
+            screen: Size::new(80, 24),
+            quit: false,
+        }
+    }
+
+    /// Sets the watched CPUs (`--watch`), sorted and without repeats.
+    #[must_use]
+    pub fn with_watched(mut self, mut cpus: Vec<u32>) -> Self {
+        cpus.sort_unstable();
+        cpus.dedup();
+        self.watched = cpus;
+        self
+    }
+
+    /// Takes one message from the sampler.
+    pub fn apply(&mut self, msg: Msg) {
+        match msg {
+            Msg::Ready { statuses, .. } => self.statuses = statuses,
+            Msg::Sample(s) if self.paused => {
+                if self.held.len() == HISTORY_LEN {
+                    self.held.remove(0);
+                }
+                self.held.push(*s);
+            }
+            Msg::Sample(s) => self.take(*s),
+            Msg::Ended(why) => self.ended = Some(why),
+        }
+    }
+
+    fn take(&mut self, s: Sample) {
+        if let Some(m) = s.machine {
+            self.machine = *m;
+        }
+        self.statuses = s.statuses;
+        let f = findings::tags(&s.interval, &self.machine, &self.watched);
+        self.history.record(&s.interval);
+        self.log.record(&f, s.interval.to.wall_ns);
+        self.position = s.position.or(self.position);
+        self.findings = f;
+        self.latest = Some(s.interval);
+        if self.selected.is_none_or(|c| !self.order().contains(&c)) {
+            self.selected = self.order().first().copied();
+        }
+    }
+
+    /// Returns the CPUs in row order: the `--cpus` filter, then the sort.
+    pub fn order(&self) -> Vec<u32> {
+        let keep = |c: &u32| self.only.as_ref().is_none_or(|o| o.contains(c));
+        let Some(iv) = &self.latest else {
+            return self.machine.online.iter().copied().filter(keep).collect();
+        };
+        let mut rows: Vec<&CpuRates> = iv.cpus.iter().filter(|r| keep(&r.cpu)).collect();
+        match self.sort {
+            Sort::Cpu => {}
+            Sort::Noise => {
+                let score: Vec<(u32, f64)> = rows
+                    .iter()
+                    .map(|r| (r.cpu, noise_score(r, &self.findings)))
+                    .collect();
+                let of = |c: u32| score.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
+                rows.sort_by(|a, b| of(b.cpu).total_cmp(&of(a.cpu)).then(a.cpu.cmp(&b.cpu)));
+            }
+            Sort::Busy => rows.sort_by(|a, b| {
+                b.busy_pct
+                    .unwrap_or(-1.0)
+                    .total_cmp(&a.busy_pct.unwrap_or(-1.0))
+                    .then(a.cpu.cmp(&b.cpu))
+            }),
+        }
+        rows.iter().map(|r| r.cpu).collect()
+    }
+
+    /// Returns the rates of one CPU in the interval on screen.
+    pub fn rates(&self, cpu: u32) -> Option<&CpuRates> {
+        self.latest.as_ref()?.cpu(cpu)
+    }
+
+    /// Returns the findings of the interval on screen that touch `cpu`.
+    pub fn tags_of(&self, cpu: u32) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(move |f| f.touches(cpu))
+    }
+
+    /// Tells whether `cpu` is watched.
+    pub fn is_watched(&self, cpu: u32) -> bool {
+        self.watched.contains(&cpu)
+    }
+
+    /// Carries out one action; returns what the loop must do beyond the state.
+    pub fn update(&mut self, a: Action) -> Option<Effect> {
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Back => self.back_out(),
+            Action::Help => self.toggle_overlay(Overlay::Help),
+            Action::Why => self.toggle_overlay(Overlay::Why),
+            Action::Pause => return Some(self.toggle_pause()),
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUp => self.move_by(-(self.page() as i64)),
+            Action::PageDown => self.move_by(self.page() as i64),
+            Action::First => self.move_by(i64::MIN / 2),
+            Action::Last => self.move_by(i64::MAX / 2),
+            Action::Detail => self.toggle_detail(),
+            Action::NextView => self.cycle_view(1),
+            Action::PrevView => self.cycle_view(View::TABS.len() - 1),
+            Action::Slower => return self.step_pace(true),
+            Action::Faster => return self.step_pace(false),
+            Action::Mark => return self.toggle_mark(),
+            Action::Sort => {
+                self.sort = match self.sort {
+                    Sort::Cpu => Sort::Noise,
+                    Sort::Noise => Sort::Busy,
+                    Sort::Busy => Sort::Cpu,
+                };
+            }
+        }
+        None
+    }
+
+    fn toggle_overlay(&mut self, o: Overlay) {
+        self.overlay = if self.overlay == o { Overlay::None } else { o };
+    }
+
+    fn back_out(&mut self) {
+        if self.overlay != Overlay::None {
+            self.overlay = Overlay::None;
+        } else if self.view == View::Detail {
+            self.view = self.back;
+        } else {
+            self.quit = true;
+        }
+    }
+
+    fn toggle_pause(&mut self) -> Effect {
+        self.paused = !self.paused;
+        if !self.paused {
+            for s in std::mem::take(&mut self.held) {
+                self.take(s);
+            }
+        }
+        Effect::Paused(self.paused)
+    }
+
+    fn toggle_detail(&mut self) {
+        if self.view == View::Detail {
+            self.view = self.back;
+        } else if self.selected.is_some() {
+            self.back = self.view;
+            self.view = View::Detail;
+        }
+    }
+
+    fn cycle_view(&mut self, step: usize) {
+        let from = if self.view == View::Detail {
+            self.back
+        } else {
+            self.view
+        };
+        let i = View::TABS.iter().position(|v| *v == from).unwrap_or(0);
+        self.view = View::TABS[(i + step) % View::TABS.len()];
+    }
+
+    /// Rows one page move skips: the CPU rows that fit the body.
+    fn page(&self) -> usize {
+        let n = self.order().len();
+        crate::tui::cores::Geometry::of(
+            crate::tui::render::body_rows(self.screen),
+            self.screen.width,
+            n,
+        )
+        .slots()
+        .max(1)
+    }
+
+    fn move_by(&mut self, delta: i64) {
+        let order = self.order();
+        if order.is_empty() {
+            return;
+        }
+        let at = self
+            .selected
+            .and_then(|c| order.iter().position(|x| *x == c))
+            .unwrap_or(0) as i64;
+        let to = at.saturating_add(delta).clamp(0, order.len() as i64 - 1);
+        self.selected = Some(order[to as usize]);
+    }
+
+    /// Steps the live interval (`+` longer) or the replay speed (`+` slower).
+    fn step_pace(&mut self, longer: bool) -> Option<Effect> {
+        match self.origin {
+            Origin::Live => {
+                let ms = self.interval.as_millis() as u64;
+                let to = if longer {
+                    INTERVAL_STEPS_MS.iter().find(|s| **s > ms)
+                } else {
+                    INTERVAL_STEPS_MS.iter().rev().find(|s| **s < ms)
+                };
+                let d = Duration::from_millis(*to?);
+                self.interval = d;
+                Some(Effect::Interval(d))
+            }
+            Origin::Replay(_) => {
+                let sp = self.speed;
+                let to = if longer {
+                    SPEED_STEPS.iter().rev().find(|s| **s < sp)
+                } else {
+                    SPEED_STEPS.iter().find(|s| **s > sp)
+                };
+                self.speed = *to?;
+                Some(Effect::Speed(self.speed))
+            }
+        }
+    }
+
+    fn toggle_mark(&mut self) -> Option<Effect> {
+        let cpu = self.selected?;
+        if let Some(i) = self.watched.iter().position(|c| *c == cpu) {
+            self.watched.remove(i);
+        } else {
+            self.watched.push(cpu);
+            self.watched.sort_unstable();
+        }
+        if let Some(iv) = &self.latest {
+            self.findings = findings::tags(iv, &self.machine, &self.watched);
+        }
+        Some(Effect::Watched(self.watched.clone()))
+    }
+}
+
+/// Orders CPUs for "noisiest first": each finding weighs by severity far
+/// above any rate, then device and IPI interrupts, softirqs, switches and
+/// migrations (ten switches' worth each) per second.
+pub fn noise_score(r: &CpuRates, findings: &[Finding]) -> f64 {
+    let tags: f64 = findings
+        .iter()
+        .filter(|f| f.touches(r.cpu))
+        .map(|f| match f.severity {
+            Severity::Crit => 1e9,
+            Severity::Warn => 1e8,
+            Severity::Info => 1e7,
+        })
+        .sum();
+    let rates = [
+        r.dev_per_s,
+        r.ipi_per_s,
+        r.softirq_per_s,
+        r.csw_per_s,
+        r.mig_per_s.map(|m| m * 10.0),
+    ];
+    tags + rates.iter().flatten().sum::<f64>()
+}
