@@ -28,7 +28,8 @@ fn run_batch(as_nobody: bool) -> Option<String> {
     let mut cmd = if as_nobody {
         let copy = world_readable_copy(bin);
         let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(copy);
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(copy);
         c
     } else {
         Command::new(bin)
@@ -37,7 +38,11 @@ fn run_batch(as_nobody: bool) -> Option<String> {
         .args(["--batch", "--count", "3", "--interval", "100ms"])
         .output()
         .ok()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(String::from_utf8(out.stdout).unwrap())
 }
 
@@ -58,10 +63,19 @@ fn batch_as_a_normal_user_explains_what_is_missing() {
         .lines()
         .find(|l| l.starts_with("# CSW/s MIG/s:"))
         .expect("footer names the scheduler counters");
-    assert!(csw.contains("unavailable") && csw.contains("permission denied"), "{csw}");
-    assert!(csw.contains("perf_event_paranoid"), "the fix is named: {csw}");
+    assert!(
+        csw.contains("unavailable") && csw.contains("permission denied"),
+        "{csw}"
+    );
+    assert!(
+        csw.contains("perf_event_paranoid"),
+        "the fix is named: {csw}"
+    );
     // every footer line either names a source or says why not
-    for l in text.lines().filter(|l| l.starts_with("# ") && !l.starts_with("# t=")) {
+    for l in text
+        .lines()
+        .filter(|l| l.starts_with("# ") && !l.starts_with("# t="))
+    {
         assert!(l.contains(": "), "{l}");
     }
 }
@@ -78,5 +92,9 @@ fn batch_as_root_names_a_source_for_each_metric() {
         .filter(|l| l.starts_with("# ") && !l.starts_with("# t="))
         .collect();
     assert_eq!(footer.len(), 11, "{footer:?}");
-    assert!(footer.iter().any(|l| l.starts_with("# CSW/s MIG/s: perf software")));
+    assert!(
+        footer
+            .iter()
+            .any(|l| l.starts_with("# CSW/s MIG/s: perf software"))
+    );
 }
