@@ -150,7 +150,7 @@ pub fn tags(iv: &Interval, m: &Machine, watched: &[u32]) -> Vec<Finding> {
     }
     out.extend(deep_cstates(iv, watched));
     out.extend(steal(iv));
-    out.extend(throttle(iv, m));
+    out.extend(throttle(iv));
     out.extend(turbo_on(m));
     out.extend(governor(m, watched));
     out.extend(not_isolated(m, watched));
@@ -352,8 +352,8 @@ fn deep_cstates(iv: &Interval, watched: &[u32]) -> Vec<Finding> {
             severity: Severity::Info,
             label: format!("{name} {lat}µs"),
             evidence: format!(
-                "CPUs {}: {mean:.0} % on average in {name} (exit latency {lat} µs)",
-                cpulist::format(&list)
+                "{}: {mean:.0} % on average in {name} (exit latency {lat} µs)",
+                cpus_label(&list)
             ),
             fix: Some(format!(
                 "cpupower -c {} idle-set -D {DEEP_LATENCY_US}",
@@ -382,15 +382,25 @@ fn steal(iv: &Interval) -> Option<Finding> {
         kind: Kind::Steal,
         label: "steal".into(),
         evidence: format!(
-            "CPUs {}: steal up to {worst:.1} % (CPU {worst_cpu}): the hypervisor ran something else",
-            cpulist::format(&cpus)
+            "{}: steal up to {worst:.1} % (CPU {worst_cpu}): the hypervisor ran something else",
+            cpus_label(&cpus)
         ),
         fix: Some("ask for dedicated (pinned, not overcommitted) vCPUs".into()),
         cpus,
     })
 }
 
-fn throttle(iv: &Interval, m: &Machine) -> Vec<Finding> {
+/// Names CPUs in a sentence: `CPU 5`, `CPUs 0-3`.
+fn cpus_label(cpus: &[u32]) -> String {
+    match cpus {
+        [one] => format!("CPU {one}"),
+        _ => format!("CPUs {}", cpulist::format(cpus)),
+    }
+}
+
+/// Core throttling names its CPUs; package throttling slows every CPU of
+/// the package alike, so it is a machine-wide finding (no row tag each).
+fn throttle(iv: &Interval) -> Vec<Finding> {
     let mut out = Vec::new();
     let cores: Vec<(u32, u64)> = iv
         .cpus
@@ -402,10 +412,7 @@ fn throttle(iv: &Interval, m: &Machine) -> Vec<Finding> {
         let cpus: Vec<u32> = cores.iter().map(|c| c.0).collect();
         let events: u64 = cores.iter().map(|c| c.1).sum();
         out.push(Finding {
-            evidence: format!(
-                "CPUs {}: {events} core throttling events",
-                cpulist::format(&cpus)
-            ),
+            evidence: format!("{}: {events} core throttling events", cpus_label(&cpus)),
             cpus,
             kind: Kind::Throttle,
             severity: Severity::Crit,
@@ -417,14 +424,8 @@ fn throttle(iv: &Interval, m: &Machine) -> Vec<Finding> {
         let Some(n) = p.throttle.filter(|n| *n > 0) else {
             continue;
         };
-        let cpus: Vec<u32> = m
-            .topology
-            .iter()
-            .filter(|t| t.package == Some(p.package))
-            .map(|t| t.cpu)
-            .collect();
         out.push(Finding {
-            cpus,
+            cpus: Vec::new(),
             kind: Kind::Throttle,
             severity: Severity::Crit,
             label: "pkg throttle".into(),
@@ -508,16 +509,10 @@ fn not_isolated(m: &Machine, watched: &[u32]) -> Option<Finding> {
     cpus.dedup();
     let mut parts = Vec::new();
     if !not_iso.is_empty() {
-        parts.push(format!(
-            "CPUs {} not in isolated",
-            cpulist::format(&not_iso)
-        ));
+        parts.push(format!("{} not in isolated", cpus_label(&not_iso)));
     }
     if !not_nohz.is_empty() {
-        parts.push(format!(
-            "CPUs {} not in nohz_full",
-            cpulist::format(&not_nohz)
-        ));
+        parts.push(format!("{} not in nohz_full", cpus_label(&not_nohz)));
     }
     let list = cpulist::format(watched);
     Some(Finding {
@@ -772,10 +767,10 @@ mod tests {
         }];
         let f = tags(&iv, &m, &[]);
         assert_eq!(kinds(&f), vec![Kind::Throttle, Kind::Throttle]);
-        assert_eq!(f[0].cpus, vec![0, 1, 2, 3]);
+        assert!(f[0].cpus.is_empty(), "package throttling is machine-wide");
         assert_eq!(f[0].evidence, "package 0: 2 package throttling events");
         assert_eq!(f[1].cpus, vec![3]);
-        assert_eq!(f[1].evidence, "CPUs 3: 7 core throttling events");
+        assert_eq!(f[1].evidence, "CPU 3: 7 core throttling events");
     }
 
     #[test]
@@ -847,7 +842,7 @@ mod tests {
             Some("echo 1 > /sys/devices/system/cpu/intel_pstate/no_turbo")
         );
         assert_eq!(f[2].cpus, vec![1]);
-        assert_eq!(f[2].evidence, "CPUs 1 not in isolated");
+        assert_eq!(f[2].evidence, "CPU 1 not in isolated");
         assert_eq!(
             f[3].evidence,
             "randomize_va_space = 2: code and stack addresses change from run to run"

@@ -138,9 +138,6 @@ pub fn advance(engine: &mut Engine<Captured>, dir: &Path) -> Result<()> {
 
 /// Replays a capture; prints the same tables the live run printed.
 pub fn replay(opts: &Opts, dir: &Path) -> Result<()> {
-    if !opts.batch {
-        return dashboard_replay(opts, dir);
-    }
     let (instants, mut engine) = open_replay(dir)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -166,15 +163,4 @@ pub fn replay(opts: &Opts, dir: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The live dashboard (not built yet: batch mode stands in).
-pub fn dashboard(opts: &Opts) -> Result<()> {
-    live(opts, true)
-}
-
-fn dashboard_replay(opts: &Opts, dir: &Path) -> Result<()> {
-    let mut o = opts.clone();
-    o.batch = true;
-    replay(&o, dir)
 }

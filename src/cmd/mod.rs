@@ -1,6 +1,7 @@
 //! Subcommands: each arm of the one dispatch in `run`.
 
 pub mod batch;
+pub mod dashboard;
 pub mod snapshot;
 
 use std::path::PathBuf;
@@ -26,9 +27,10 @@ pub fn run() -> Result<()> {
             opts.capture = Some(dir);
             batch::live(&opts, false)
         }
-        Some(Command::Replay { dir }) => batch::replay(&cli.opts, &dir),
+        Some(Command::Replay { dir }) if cli.opts.batch => batch::replay(&cli.opts, &dir),
+        Some(Command::Replay { dir }) => dashboard::replay(&cli.opts, &dir),
         None if cli.opts.batch => batch::live(&cli.opts, true),
-        None => batch::dashboard(&cli.opts),
+        None => dashboard::live(&cli.opts),
     }
 }
 

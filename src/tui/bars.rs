@@ -10,8 +10,9 @@ use crate::tui::theme::Theme;
 
 /// Partial blocks, 0/8 to 8/8 of a cell.
 const EIGHTHS: [char; 9] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉', '█'];
-/// C0 then idle states shallow to deep; deeper states reuse the last shade.
-pub const SHADES: [char; 5] = ['█', '▓', '▒', '░', '·'];
+/// C0 then idle states shallow to deep; deeper states reuse the last
+/// shade in other colours.
+pub const SHADES: [char; 4] = ['█', '▓', '▒', '░'];
 /// The base-frequency mark.
 pub const BASE_MARK: char = '┆';
 
@@ -142,7 +143,8 @@ pub fn legend(names: &[String], t: Theme) -> Vec<Span<'static>> {
             SHADES[(i + 1).min(SHADES.len() - 1)].to_string(),
             t.cstate(i + 1),
         ));
-        out.push(Span::styled(n.clone(), t.dim()));
+        // cpuidle names run long (`haltpoll_idle`): six letters tell them apart
+        out.push(Span::styled(n.chars().take(6).collect::<String>(), t.dim()));
     }
     out
 }

@@ -115,19 +115,34 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             }
         }
     }
-    let shown = order.len().saturating_sub(first).min(slots);
-    if g.wide && g.columns == 1 && (shown as u16) + 2 < g.rows {
+    let shown = order.len().saturating_sub(first).min(slots) as u16;
+    let pkgs = package_rows(s);
+    if g.wide && g.columns == 1 && pkgs > 0 && shown + 1 + pkgs <= g.rows {
         packages(
             &ctx,
-            Rect::new(
-                area.x,
-                area.y + 2 + shown as u16,
-                area.width,
-                g.rows - shown as u16 - 1,
-            ),
+            Rect::new(area.x, area.y + 2 + shown, area.width, pkgs),
             buf,
         );
     }
+}
+
+/// Package lines under wide rows.
+fn package_rows(s: &State) -> u16 {
+    s.latest
+        .as_ref()
+        .map_or(0, |iv| iv.pkgs.len().min(4) as u16)
+}
+
+/// Height of the Cores box (borders included) when every CPU fits in one
+/// column: header, rows, and the package lines of wide rows.
+pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
+    let n = u16::try_from(s.order().len()).ok()?;
+    let pkgs = if width >= WIDE_FROM && package_rows(s) > 0 {
+        1 + package_rows(s)
+    } else {
+        0
+    };
+    Some(3 + n.max(1) + pkgs)
 }
 
 /// Widths of the two bars and the noise column for a row of `w` cells.
@@ -152,7 +167,12 @@ fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
         .scale
         .max
         .map_or_else(|| fmt::UNKNOWN.to_string(), |m| format!("{m:.0}"));
-    left(&format!("freq 0–{max} MHz {}base", bars::BASE_MARK), width)
+    let long = format!("frequency 0–{max} MHz, {} base", bars::BASE_MARK);
+    if long.chars().count() <= width {
+        left(&long, width)
+    } else {
+        left(&format!("MHz 0–{max}"), width)
+    }
 }
 
 fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
@@ -254,9 +274,14 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     let core = topo
         .and_then(|x| x.core)
         .map_or_else(|| fmt::UNKNOWN.into(), |c| c.to_string());
-    let sib = topo
-        .and_then(|x| x.siblings.iter().find(|s| **s != cpu))
-        .map_or_else(|| fmt::UNKNOWN.into(), u32::to_string);
+    // a known sibling list holding only this CPU means no SMT sibling
+    let sib = match topo.map(|x| &x.siblings) {
+        Some(l) if !l.is_empty() => l
+            .iter()
+            .find(|s| **s != cpu)
+            .map_or_else(|| "–".into(), u32::to_string),
+        _ => fmt::UNKNOWN.into(),
+    };
     let h = ctx.s.history.cpu(cpu);
     let minmax = match h.and_then(|h| Some((h.min_bzy?, h.max_bzy?))) {
         Some((lo, hi)) => format!("{lo:.0}–{hi:.0}"),

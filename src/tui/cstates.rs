@@ -1,18 +1,23 @@
 //! The C-states view: per CPU, C0 (busy) and each idle state's residency
-//! and entries per second, the states' exit latency and target residency
-//! in the header, mis-predictions (above/below) per second, the hardware
-//! core C-states, and package C-states, power and temperature below.
+//! and entries per second (and, on wide screens, the average stay), the
+//! states' exit latency and target residency in the header, mis-predictions
+//! (above/below) per second, the hardware core C-states, and package
+//! C-states, power and temperature below.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::interval::CpuRates;
+use crate::interval::{CpuRates, IdleRate};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;
 
 /// Width of one idle-state column: residency % and entries/s.
-const STATE_W: usize = 13;
+const STATE_W: usize = 14;
+/// Width of one idle-state column with the average stay too.
+const STATE_WIDE_W: usize = 21;
+/// From this width the state columns carry the average stay.
+const WIDE_FROM: u16 = 120;
 
 /// Draws the C-states view.
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
@@ -22,35 +27,17 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         return;
     };
     let Some(first) = iv.cpus.first() else { return };
+    let sw = if area.width >= WIDE_FROM {
+        STATE_WIDE_W
+    } else {
+        STATE_W
+    };
     let pkg_rows = iv.pkgs.len().min(2) as u16;
-    // header: each state's name and exit latency / target residency
-    let mut head = vec![Span::styled("  CPU   C0 %", t.title())];
-    for st in &first.idle {
-        let lat = st
-            .latency_us
-            .map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
-        let res = st
-            .residency_us
-            .map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
-        head.push(Span::styled(
-            right(&format!("{} {lat}/{res}µs", st.name), STATE_W + 1),
-            t.title(),
-        ));
-    }
-    head.push(Span::styled(" above/s below/s", t.title()));
-    if !first.hw_cstates.is_empty() {
-        let names: Vec<String> = first
-            .hw_cstates
-            .iter()
-            .map(|h| right(&format!("{}%", h.0), 6))
-            .collect();
-        head.push(Span::styled(format!(" │ hw{}", names.join("")), t.title()));
-    }
-    buf.set_line(area.x, area.y, &Line::from(head), area.width);
+    let [names, units] = header(s, first, sw);
+    buf.set_line(area.x, area.y, &names, area.width);
+    buf.set_line(area.x, area.y + 1, &units, area.width);
     let order = s.order();
-    let rows = area
-        .height
-        .saturating_sub(1 + pkg_rows + u16::from(pkg_rows > 0)) as usize;
+    let rows = area.height.saturating_sub(2 + pkg_rows) as usize;
     let at = s
         .selected
         .and_then(|c| order.iter().position(|x| *x == c))
@@ -58,8 +45,8 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let start = at.checked_div(rows).map_or(0, |page| page * rows);
     for (i, cpu) in order.iter().skip(start).take(rows).enumerate() {
         let Some(r) = iv.cpu(*cpu) else { continue };
-        let y = area.y + 1 + i as u16;
-        buf.set_line(area.x, y, &cpu_row(s, r), area.width);
+        let y = area.y + 2 + i as u16;
+        buf.set_line(area.x, y, &cpu_row(s, r, sw), area.width);
         if Some(*cpu) == s.selected {
             buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
         }
@@ -95,7 +82,45 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn cpu_row(s: &State, r: &CpuRates) -> Line<'static> {
+/// Two header lines: state names, then exit latency / target residency.
+fn header(s: &State, first: &CpuRates, sw: usize) -> [Line<'static>; 2] {
+    let t = s.theme;
+    let mut names = vec![Span::styled("  CPU   C0 %", t.title())];
+    let mut units = vec![Span::styled(" exit/tgt µs", t.dim())];
+    let opt = |v: Option<u64>| v.map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
+    for (i, st) in first.idle.iter().enumerate() {
+        names.push(Span::styled(
+            right(&left(&st.name, sw - 1), sw),
+            t.cstate(i + 1),
+        ));
+        let u = format!("{}/{}", opt(st.latency_us), opt(st.residency_us));
+        units.push(Span::styled(right(&u, sw), t.dim()));
+    }
+    names.push(Span::styled("   above/s below/s", t.title()));
+    units.push(Span::styled("   mis-predicted  ", t.dim()));
+    if !first.hw_cstates.is_empty() {
+        let hw: Vec<String> = first.hw_cstates.iter().map(|h| right(&h.0, 6)).collect();
+        names.push(Span::styled(format!(" │{}", hw.join("")), t.title()));
+        units.push(Span::styled(" │ hardware core %", t.dim()));
+    }
+    [Line::from(names), Line::from(units)]
+}
+
+/// One state's cell: residency, entries/s and, when wide, the average stay.
+fn cell(st: &IdleRate, sw: usize) -> String {
+    let base = format!("{}% {}/s", fmt::pct(st.pct, 1), fmt::rate(st.per_s));
+    if sw < STATE_WIDE_W {
+        return base;
+    }
+    // average stay = time in state / entries = pct·10⁴/per_s µs
+    let stay = match (st.pct, st.per_s) {
+        (Some(p), Some(n)) if n > 0.0 => fmt::rate(Some(p * 1e4 / n)),
+        _ => fmt::UNKNOWN.into(),
+    };
+    format!("{base} {stay}µs")
+}
+
+fn cpu_row(s: &State, r: &CpuRates, sw: usize) -> Line<'static> {
     let t = s.theme;
     let mark = if s.is_watched(r.cpu) { "▸" } else { " " };
     let mut spans = vec![
@@ -117,14 +142,13 @@ fn cpu_row(s: &State, r: &CpuRates) -> Line<'static> {
         } else {
             t.cstate(i + 1)
         };
-        let cell = format!("{}% {}/s", fmt::pct(st.pct, 1), fmt::rate(st.per_s));
-        spans.push(Span::styled(right(&cell, STATE_W + 1), style));
+        spans.push(Span::styled(right(&cell(st, sw), sw), style));
         above = sum(above, st.above_per_s);
         below = sum(below, st.below_per_s);
     }
     spans.push(Span::raw(format!(
-        " {} {}",
-        right(&fmt::rate(above), 7),
+        " {} {}   ",
+        right(&fmt::rate(above), 9),
         right(&fmt::rate(below), 7)
     )));
     if !r.hw_cstates.is_empty() {
@@ -133,13 +157,10 @@ fn cpu_row(s: &State, r: &CpuRates) -> Line<'static> {
             .iter()
             .map(|h| right(&fmt::pct(h.1, 1), 6))
             .collect();
-        spans.push(Span::styled(format!(" │   {}", cells.join("")), t.text()));
+        spans.push(Span::styled(format!(" │{}", cells.join("")), t.text()));
     }
     if r.idle.is_empty() && r.hw_cstates.is_empty() {
-        spans.push(Span::styled(
-            left("  no C-state figures for this CPU", 40),
-            t.dim(),
-        ));
+        spans.push(Span::styled("  no C-state figures for this CPU", t.dim()));
     }
     Line::from(spans)
 }
@@ -149,5 +170,46 @@ fn sum(a: Option<f64>, b: Option<f64>) -> Option<f64> {
         (Some(x), Some(y)) => Some(x + y),
         (x, None) => x,
         (None, y) => y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(pct: Option<f64>, per_s: Option<f64>) -> IdleRate {
+        IdleRate {
+            name: "C6".into(),
+            pct,
+            per_s,
+            above_per_s: None,
+            below_per_s: None,
+            latency_us: Some(133),
+            residency_us: Some(600),
+            disabled: None,
+        }
+    }
+
+    #[test]
+    fn cells_show_residency_entries_and_average_stay() {
+        // 60 % of a second in 200 entries: 3000 µs each
+        assert_eq!(
+            cell(&st(Some(60.0), Some(200.0)), STATE_WIDE_W),
+            "60.0% 200/s 3000µs"
+        );
+        assert_eq!(cell(&st(Some(60.0), Some(200.0)), STATE_W), "60.0% 200/s");
+        // no entries: the stay is unknown, not infinite
+        assert_eq!(
+            cell(&st(Some(0.0), Some(0.0)), STATE_WIDE_W),
+            "0.0% 0/s ·µs"
+        );
+        assert_eq!(cell(&st(None, None), STATE_W), "·% ·/s");
+    }
+
+    #[test]
+    fn sums_keep_unknown_only_when_both_are() {
+        assert_eq!(sum(None, None), None);
+        assert_eq!(sum(Some(1.0), None), Some(1.0));
+        assert_eq!(sum(Some(1.0), Some(2.5)), Some(3.5));
     }
 }

@@ -166,7 +166,7 @@ fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
     let w = area.width as usize;
     let busy: Vec<Option<f32>> = h.busy.last(w).collect();
     let idle: Vec<Vec<Option<f32>>> = h.idle.iter().map(|x| x.last(w).collect()).collect();
-    let x0 = area.x + (w - busy.len()) as u16;
+    let x0 = area.x;
     for (i, b) in busy.iter().enumerate() {
         let mut shares = vec![*b];
         shares.extend(idle.iter().map(|col| col.get(i).copied().flatten()));
@@ -204,8 +204,7 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
                 .chain(&iv.softirqs)
                 .filter_map(|x| {
                     let v = x.per_cpu.get(col).copied().flatten()?;
-                    let name = x.desc.split_whitespace().last().unwrap_or(&x.label);
-                    (v > 0.0).then(|| (format!("{} {name}", x.label), v))
+                    (v > 0.0).then(|| (source_name(&x.label, &x.desc), v))
                 })
                 .collect();
             src.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -222,6 +221,18 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
         let y = area.y + i as u16;
         buf.set_string(area.x + 1, y, left(k, 30), t.dim());
         buf.set_string(area.x + 31, y, right(v, 10), t.text());
+    }
+}
+
+/// `36 virtio1-req.0` for a device row, `LOC Local timer interrupts` for
+/// a named one, `RCU` for a softirq.
+fn source_name(label: &str, desc: &str) -> String {
+    if label.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{label} {}", desc.split_whitespace().last().unwrap_or(""))
+    } else if desc.is_empty() {
+        label.to_string()
+    } else {
+        format!("{label} {desc}")
     }
 }
 

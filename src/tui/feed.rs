@@ -204,10 +204,12 @@ pub fn spawn_replay(
 ) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("replay".into())
-        .spawn(move || replay_loop(&instants, engine, count, &tx))
+        .spawn(move || replay_into(&instants, engine, count, &tx))
 }
 
-fn replay_loop(
+/// Computes every interval of a capture in order and sends each, then
+/// `Ended`; returns early when the receiver is gone.
+pub fn replay_into(
     instants: &[PathBuf],
     mut engine: Engine<Captured>,
     count: Option<u64>,

@@ -6,12 +6,14 @@ use crate::collect::cpulist;
 /// What an unknown value shows.
 pub const UNKNOWN: &str = "·";
 
-/// Formats a per-second rate in at most five characters: `3.5`, `1234`,
+/// Formats a per-second rate in at most five characters: `0`, `3.5`, `1234`,
 /// `12.3k`, `123k`, `1.2M`; `·` when unknown.
 pub fn rate(v: Option<f64>) -> String {
     match v {
         Some(x) if x.is_finite() && x >= 0.0 => {
-            if x < 9.95 {
+            if x < 0.05 {
+                "0".to_string()
+            } else if x < 9.95 {
                 format!("{x:.1}")
             } else if x < 9999.5 {
                 format!("{x:.0}")
@@ -105,7 +107,9 @@ mod tests {
         let cases = [
             (None, "·"),
             (Some(f64::NAN), "·"),
-            (Some(0.0), "0.0"),
+            (Some(0.0), "0"),
+            (Some(0.04), "0"),
+            (Some(0.05), "0.1"),
             (Some(3.46), "3.5"),
             (Some(1234.4), "1234"),
             (Some(9999.4), "9999"),

@@ -24,3 +24,6 @@ pub mod theme;
 
 pub use run::run;
 pub use state::State;
+
+#[cfg(test)]
+mod tests;

@@ -27,6 +27,8 @@ use crate::tui::keys;
 use crate::tui::state::{Origin, Overlay, State, View};
 use crate::tui::{cores, cstates, detail, irqs, pane, popup};
 
+/// Below this width the header uses short forms.
+pub const COMPACT_BELOW: u16 = 120;
 /// Header lines.
 pub const HEADER_ROWS: u16 = 3;
 /// Height of the findings pane on tall screens (borders included).
@@ -39,12 +41,19 @@ fn pane_rows(height: u16) -> u16 {
     if height >= TALL_FROM { PANE_ROWS } else { 1 }
 }
 
-/// The four stacked areas of the screen.
-fn areas(area: Rect) -> [Rect; 4] {
+/// The four stacked areas of the screen. On a tall screen whose CPUs all
+/// fit, the Cores box takes what it needs and the findings pane the rest.
+fn areas(area: Rect, s: &State) -> [Rect; 4] {
+    let pane = pane_rows(area.height);
+    let most = area.height.saturating_sub(HEADER_ROWS + pane + 1);
+    let body = match cores::wanted_rows(s, area.width) {
+        Some(want) if pane > 1 && s.view == View::Cores => want.min(most),
+        _ => most,
+    };
     area.layout(&Layout::vertical([
         Constraint::Length(HEADER_ROWS),
+        Constraint::Length(body),
         Constraint::Fill(1),
-        Constraint::Length(pane_rows(area.height)),
         Constraint::Length(1),
     ]))
 }
@@ -56,9 +65,19 @@ pub fn body_rows(screen: Size) -> u16 {
         .saturating_sub(HEADER_ROWS + pane_rows(screen.height) + 1 + 3)
 }
 
+/// Smallest screen the layout is drawn on; below it a one-line notice.
+pub const MIN_SIZE: Size = Size::new(40, 10);
+
 impl Widget for &State {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let [header, body, findings, footer] = areas(area);
+        if area.width < MIN_SIZE.width || area.height < MIN_SIZE.height {
+            if area.height > 0 {
+                let msg = format!("noisetop needs {}×{}", MIN_SIZE.width, MIN_SIZE.height);
+                buf.set_stringn(area.x, area.y, msg, area.width as usize, self.theme.warn());
+            }
+            return;
+        }
+        let [header, body, findings, footer] = areas(area, self);
         render_header(self, header, buf);
         let block = Block::bordered()
             .title(tabs(self))
@@ -131,56 +150,87 @@ fn sep(t: crate::tui::theme::Theme) -> Span<'static> {
     Span::styled(" │ ", t.dim())
 }
 
-/// Header line 1: who, what, how often, when.
-fn identity(s: &State) -> Line<'static> {
-    let t = s.theme;
-    let m = &s.machine;
-    let model = m
-        .cpuinfo
-        .model_name
-        .clone()
-        .unwrap_or_else(|| "unknown CPU".into());
+/// Shortens a model name for the header: `Intel(R) Core(TM) i7-8650U CPU @
+/// 1.90GHz` → `Intel Core i7-8650U` (the base clock has its own field).
+pub fn short_model(name: &str) -> String {
+    let name = name.split(" @ ").next().unwrap_or(name);
+    let words: Vec<&str> = name
+        .split_whitespace()
+        .map(|w| {
+            w.trim_end_matches("(R)")
+                .trim_end_matches("(TM)")
+                .trim_end_matches("(tm)")
+        })
+        .filter(|w| !w.is_empty() && !matches!(*w, "CPU" | "Processor"))
+        .collect();
+    words.join(" ")
+}
+
+/// Counts packages and cores of the topology; `·` when unknown.
+fn counts(m: &crate::machine::Machine) -> (String, String) {
     let mut pkgs: Vec<u32> = m.topology.iter().filter_map(|x| x.package).collect();
     pkgs.sort_unstable();
     pkgs.dedup();
-    let mut cores: Vec<(Option<u32>, Option<u32>)> = m
+    let mut cores: Vec<(Option<u32>, u32)> = m
         .topology
         .iter()
-        .filter(|x| x.core.is_some())
-        .map(|x| (x.package, x.core))
+        .filter_map(|x| Some((x.package, x.core?)))
         .collect();
     cores.sort_unstable();
     cores.dedup();
-    let count = |n: usize| {
+    let n = |n: usize| {
         if n == 0 {
             fmt::UNKNOWN.to_string()
         } else {
             n.to_string()
         }
     };
-    let base = m.base_mhz.as_ref().map(|b| b.0);
-    let mut spans = vec![
-        Span::styled(
-            format!(" noisetop {}", env!("CARGO_PKG_VERSION")),
-            t.title(),
-        ),
-        sep(t),
-        Span::raw(model),
-        sep(t),
-        Span::raw(format!(
-            "{} pkg · {} cores · {} CPUs",
-            count(pkgs.len()),
-            count(cores.len()),
-            m.online.len()
-        )),
-        sep(t),
-        Span::raw(format!(
-            "base {} · max {} MHz",
-            fmt::whole(base),
-            fmt::whole(m.max_mhz)
-        )),
-        sep(t),
-    ];
+    (n(pkgs.len()), n(cores.len()))
+}
+
+/// Header line 1: who, what, how often, when.
+fn identity(s: &State, compact: bool) -> Line<'static> {
+    let t = s.theme;
+    let m = &s.machine;
+    let model = m
+        .cpuinfo
+        .model_name
+        .as_deref()
+        .map_or_else(|| "unknown CPU".into(), short_model);
+    let (pkgs, cores) = counts(m);
+    let (base, max) = (
+        fmt::whole(m.base_mhz.as_ref().map(|b| b.0)),
+        fmt::whole(m.max_mhz),
+    );
+    let mut spans = if compact {
+        vec![
+            Span::styled(" noisetop", t.title()),
+            sep(t),
+            Span::raw(model),
+            sep(t),
+            Span::raw(format!("{pkgs}p {cores}c {}t", m.online.len())),
+            sep(t),
+            Span::raw(format!("{base}/{max} MHz")),
+            sep(t),
+        ]
+    } else {
+        vec![
+            Span::styled(
+                format!(" noisetop {}", env!("CARGO_PKG_VERSION")),
+                t.title(),
+            ),
+            sep(t),
+            Span::raw(model),
+            sep(t),
+            Span::raw(format!(
+                "{pkgs} pkg · {cores} cores · {} CPUs",
+                m.online.len()
+            )),
+            sep(t),
+            Span::raw(format!("base {base} MHz · max {max} MHz")),
+            sep(t),
+        ]
+    };
     match &s.origin {
         Origin::Live => spans.push(Span::raw(format!(
             "every {}",
@@ -189,23 +239,27 @@ fn identity(s: &State) -> Line<'static> {
         Origin::Replay(dir) => {
             let pos = s
                 .position
-                .map_or_else(|| "·".into(), |(i, n)| format!("{i}/{n}"));
-            let dt = s
-                .latest
-                .as_ref()
-                .map_or_else(|| "·".into(), |iv| fmt::seconds(iv.dt_s));
-            spans.push(Span::raw(format!("replay {dir} {pos} · {dt} ×{}", s.speed)));
+                .map_or_else(|| fmt::UNKNOWN.into(), |(i, n)| format!("{i}/{n}"));
+            let speed = if (s.speed - 1.0).abs() < f64::EPSILON {
+                String::new()
+            } else {
+                format!(" ×{}", s.speed)
+            };
+            let dir = if compact { "" } else { dir.as_str() };
+            spans.push(Span::raw(
+                format!("replay {dir} {pos}{speed}").replace("  ", " "),
+            ));
         }
     }
     if let Some(iv) = &s.latest {
         spans.push(sep(t));
-        spans.push(Span::raw(format!("{} UTC", fmt::clock(iv.to.wall_ns))));
+        spans.push(Span::raw(fmt::clock(iv.to.wall_ns)));
     }
     Line::from(spans)
 }
 
 /// Header line 2: the settings that decide how noisy the CPUs are.
-fn settings(s: &State) -> Line<'static> {
+fn settings(s: &State, compact: bool) -> Line<'static> {
     let t = s.theme;
     let m = &s.machine;
     let one = |v: Vec<Option<&String>>| -> String {
@@ -241,6 +295,20 @@ fn settings(s: &State) -> Line<'static> {
             .map_or_else(|| fmt::UNKNOWN.into(), |l| fmt::cpus(l))
     };
     let turbo = m.boost.turbo_allowed();
+    let idle = m.idle_driver.driver.as_deref().unwrap_or(fmt::UNKNOWN);
+    let idle = if compact {
+        idle.to_string()
+    } else {
+        format!(
+            "{idle}/{}",
+            m.idle_driver.governor.as_deref().unwrap_or(fmt::UNKNOWN)
+        )
+    };
+    let (iso, nohz) = if compact {
+        ("iso", "nohz")
+    } else {
+        ("isolated", "nohz_full")
+    };
     let mut spans = vec![
         Span::raw(format!(" {freq}")),
         sep(t),
@@ -255,15 +323,11 @@ fn settings(s: &State) -> Line<'static> {
         sep(t),
         Span::raw(format!("SMT {}", onoff(smt))),
         sep(t),
-        Span::raw(format!(
-            "idle {}/{}",
-            m.idle_driver.driver.as_deref().unwrap_or(fmt::UNKNOWN),
-            m.idle_driver.governor.as_deref().unwrap_or(fmt::UNKNOWN)
-        )),
+        Span::raw(format!("idle {idle}")),
         sep(t),
-        Span::raw(format!("isolated {}", list(&m.sets.isolated))),
+        Span::raw(format!("{iso} {}", list(&m.sets.isolated))),
         sep(t),
-        Span::raw(format!("nohz_full {}", list(&m.sets.nohz_full))),
+        Span::raw(format!("{nohz} {}", list(&m.sets.nohz_full))),
         sep(t),
         Span::raw(format!(
             "ASLR {}",
@@ -274,7 +338,14 @@ fn settings(s: &State) -> Line<'static> {
     ];
     if let Some(h) = m.virtualized() {
         spans.push(sep(t));
-        spans.push(Span::styled(format!("guest of {h}"), t.warn()));
+        spans.push(Span::styled(
+            if compact {
+                "VM".to_string()
+            } else {
+                format!("guest of {h}")
+            },
+            t.warn(),
+        ));
     }
     spans.push(sep(t));
     spans.push(Span::raw(format!(
@@ -333,7 +404,8 @@ pub fn short_metric(m: Metric) -> &'static str {
 }
 
 fn render_header(s: &State, area: Rect, buf: &mut Buffer) {
-    let lines = [identity(s), settings(s), availability(s)];
+    let compact = area.width < COMPACT_BELOW;
+    let lines = [identity(s, compact), settings(s, compact), availability(s)];
     for (i, line) in lines.iter().enumerate().take(area.height as usize) {
         buf.set_line(area.x, area.y + i as u16, line, area.width);
     }
@@ -348,7 +420,7 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
         .find(|st| st.metric == Metric::Frequency)
         .and_then(|st| st.rung)
         .map_or(fmt::UNKNOWN, |r| r.label());
-    let right = format!("freq: {rung} · {} % CPU ", fmt::pct(s.own_cpu, 2));
+    let right = format!("freq: {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2));
     let room = (area.width as usize).saturating_sub(right.chars().count() + 1);
     let mut spans: Vec<Span> = Vec::new();
     let mut used = 0;
