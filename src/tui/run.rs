@@ -285,3 +285,204 @@ fn effect(e: Effect, pacer: &mut Pacer, w: &mut Wiring<'_>, now: Instant) {
         Effect::Watched(cpus) => (w.on_watched)(&cpus),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::collections::VecDeque;
+    use std::rc::Rc;
+
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    use super::*;
+    use crate::synth::{self, Flavor, Spec};
+    use crate::tui::feed;
+    use crate::tui::state::View;
+    use crate::tui::theme::Theme;
+
+    struct FakeClock(Rc<Cell<Instant>>);
+
+    impl Clock for FakeClock {
+        fn now(&self) -> Instant {
+            self.0.get()
+        }
+    }
+
+    enum Step {
+        /// Nothing happens until the timeout (the fake clock jumps there).
+        Wait,
+        Key(KeyCode),
+    }
+
+    /// Scripted input; every wait is recorded; `q` once the script ends.
+    struct FakeInput {
+        clock: Rc<Cell<Instant>>,
+        script: VecDeque<Step>,
+        waits: Vec<Option<Duration>>,
+    }
+
+    impl Input for FakeInput {
+        fn next(&mut self, timeout: Option<Duration>) -> std::io::Result<Option<Event>> {
+            self.waits.push(timeout);
+            let key = |c| Ok(Some(Event::Key(KeyEvent::new(c, KeyModifiers::NONE))));
+            match self.script.pop_front() {
+                Some(Step::Wait) => {
+                    if let Some(t) = timeout {
+                        self.clock.set(self.clock.get() + t);
+                    }
+                    Ok(None)
+                }
+                Some(Step::Key(c)) => key(c),
+                None => key(KeyCode::Char('q')),
+            }
+        }
+    }
+
+    /// A replay of `instants` instants one second apart, read in full.
+    fn replay_feed(instants: u32) -> (State, Receiver<Msg>) {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec {
+            flavor: Flavor::Vm,
+            cpus: 2,
+            instants,
+            interval_ms: 1000,
+        };
+        synth::write_capture(dir.path(), &spec).unwrap();
+        let (paths, engine) = crate::cmd::batch::open_replay(dir.path()).unwrap();
+        let s = State::new(
+            engine.sampler.machine.clone(),
+            Origin::Replay("capture".into()),
+            Duration::from_secs(1),
+            Theme { color: true },
+        );
+        let (tx, rx) = std::sync::mpsc::sync_channel(64);
+        feed::replay_into(&paths, engine, None, &tx);
+        (s, rx)
+    }
+
+    fn wiring(rx: Receiver<Msg>) -> Wiring<'static> {
+        Wiring {
+            feed: rx,
+            stop: Stop::new(),
+            control: None,
+            on_watched: Box::new(|_: &[u32]| {}),
+            measure_self: false,
+        }
+    }
+
+    #[test]
+    fn a_replay_plays_at_its_recorded_pace_and_keys_drive_the_views() {
+        let (mut s, rx) = replay_feed(4);
+        let mut w = wiring(rx);
+        let t0 = Instant::now();
+        let clock = Rc::new(Cell::new(t0));
+        let mut input = FakeInput {
+            clock: clock.clone(),
+            script: VecDeque::from([
+                Step::Wait,
+                Step::Wait,
+                Step::Wait,
+                Step::Key(KeyCode::Tab),
+                Step::Key(KeyCode::Char('j')),
+                Step::Key(KeyCode::Enter),
+            ]),
+            waits: Vec::new(),
+        };
+        let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock.clone())).unwrap();
+        // interval 1 at once, 2 and 3 one recorded second apart; then the
+        // loop waits for keys only: no polling between samples or after them
+        assert_eq!(
+            input.waits,
+            vec![Some(Duration::from_secs(1)), Some(Duration::from_secs(1)), None, None, None, None, None]
+        );
+        assert_eq!(clock.get() - t0, Duration::from_secs(2));
+        assert_eq!(s.position, Some((3, 3)));
+        assert_eq!(s.ended.as_deref(), Some("end of capture"));
+        assert_eq!((s.view, s.back, s.selected), (View::Detail, View::Interrupts, Some(1)));
+        assert!(s.quit);
+        assert!(w.stop.is_stopped(), "quitting stops the sampler");
+        let screen = term.backend().to_string();
+        assert!(screen.contains("CPU 1 · core 1"), "{screen}");
+    }
+
+    #[test]
+    fn pause_holds_a_replay_and_resume_restarts_its_clock() {
+        let (mut s, rx) = replay_feed(4);
+        let mut w = wiring(rx);
+        let t0 = Instant::now();
+        let clock = Rc::new(Cell::new(t0));
+        let mut input = FakeInput {
+            clock: clock.clone(),
+            script: VecDeque::from([
+                Step::Key(KeyCode::Char(' ')),
+                Step::Wait,
+                Step::Key(KeyCode::Char(' ')),
+                Step::Wait,
+            ]),
+            waits: Vec::new(),
+        };
+        let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock.clone())).unwrap();
+        // paused: no timeout at all; resumed: a full recorded second again
+        assert_eq!(input.waits[1], None);
+        assert_eq!(input.waits[3], Some(Duration::from_secs(1)));
+        assert_eq!(s.position, Some((2, 3)));
+    }
+
+    #[test]
+    fn plus_slows_a_replay_down() {
+        let (mut s, rx) = replay_feed(3);
+        let mut w = wiring(rx);
+        let clock = Rc::new(Cell::new(Instant::now()));
+        let mut input = FakeInput {
+            clock: clock.clone(),
+            script: VecDeque::from([Step::Key(KeyCode::Char('+')), Step::Wait]),
+            waits: Vec::new(),
+        };
+        let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock)).unwrap();
+        assert_eq!(s.speed, 0.5);
+        assert_eq!(input.waits[1], Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn a_stop_signal_ends_the_loop_before_drawing() {
+        let (mut s, rx) = replay_feed(2);
+        let mut w = wiring(rx);
+        w.stop.stop();
+        let clock = Rc::new(Cell::new(Instant::now()));
+        let mut input = FakeInput {
+            clock: clock.clone(),
+            script: VecDeque::new(),
+            waits: Vec::new(),
+        };
+        let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock)).unwrap();
+        assert!(input.waits.is_empty());
+    }
+
+    #[test]
+    fn a_live_sample_is_expected_at_the_next_deadline_plus_its_cost() {
+        let mut p = Pacer::default();
+        let t0 = Instant::now();
+        let (_, rx) = replay_feed(2);
+        let msgs: Vec<Msg> = rx.try_iter().collect();
+        let Msg::Sample(mut x) = msgs[1].clone() else { panic!("{:?}", msgs[1]) };
+        x.next_at = Some(t0 + Duration::from_secs(1));
+        x.took = Duration::from_millis(5);
+        p.note(&Msg::Sample(x));
+        let s = State::new(
+            crate::machine::Machine::read(&mut crate::source::fs::Fs::new(crate::source::fs::Roots::under(
+                std::path::Path::new("/nonexistent"),
+            ))),
+            Origin::Live,
+            Duration::from_secs(1),
+            Theme { color: true },
+        );
+        assert_eq!(p.timeout(&s, t0), Some(Duration::from_millis(1005) + MARGIN));
+        p.done = true;
+        assert_eq!(p.timeout(&s, t0), None, "no sampler, no timeout");
+    }
+}

@@ -1,0 +1,146 @@
+//! The real binary on a terminal: `noisetop replay` of a synthetic capture
+//! inside a detached tmux session (160×50), driven with `send-keys` and read
+//! back with `capture-pane`. Skipped with a message when tmux is absent.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use noisetop::synth::{self, Flavor, Spec};
+
+/// A private tmux server, killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str, cmd: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("tmux absent: skipped (.ci/run installs it)");
+            return None;
+        }
+        let t = Tmux {
+            socket: format!("noisetop-test-{name}-{}", std::process::id()),
+        };
+        let ok = t
+            .tmux(&["new-session", "-d", "-x", "160", "-y", "50", "-s", "t", cmd])
+            .status
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Some(t)
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        assert!(self.tmux(&args).status.success());
+    }
+
+    /// Waits until the pane shows every one of `want`; panics with the
+    /// last screen after 20 s.
+    fn wait_for(&self, want: &[&str]) -> String {
+        let end = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.screen();
+            if want.iter().all(|w| s.contains(w)) {
+                return s;
+            }
+            assert!(Instant::now() < end, "waited for {want:?}; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn capture(dir: &Path, instants: u32, interval_ms: u64) {
+    let spec = Spec {
+        flavor: Flavor::IntelLaptop,
+        cpus: 8,
+        instants,
+        interval_ms,
+    };
+    synth::write_capture(dir, &spec).unwrap();
+}
+
+/// The shell command: run noisetop, then print its exit status and stay.
+fn shell(args: &str, pidfile: &Path) -> String {
+    format!(
+        "sh -c 'echo $$ > {}; exec {} {args}'; echo EXITED rc=$?; sleep 60",
+        pidfile.display(),
+        env!("CARGO_BIN_EXE_noisetop")
+    )
+}
+
+#[test]
+fn keys_switch_views_select_open_detail_and_quit_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    capture(&cap, 6, 500);
+    let pid = dir.path().join("pid");
+    let cmd = shell(&format!("replay {} --watch 2-3", cap.display()), &pid);
+    let Some(t) = Tmux::start("keys", &cmd) else { return };
+    // the laptop's header, its rows and the findings of watched CPUs 2-3
+    let s = t.wait_for(&["Intel Core i7-8650U", "1 pkg · 4 cores · 8 CPUs", "┌ Cores", "irq-on-watched"]);
+    assert!(s.contains("IRQ eth0-TxRx-2"), "CPU 2's noise tag:\n{s}");
+    assert!(s.contains("q quit"), "footer from the key table:\n{s}");
+    // the replay plays to its end at the recorded pace
+    t.wait_for(&["replay", "5/5", "end of capture"]);
+    t.keys(&["Tab"]);
+    let s = t.wait_for(&["IRQ    source", "eth0-TxRx-2"]);
+    assert!(s.contains("▸2") && s.contains("▸3"), "watched columns:\n{s}");
+    t.keys(&["j", "Enter"]);
+    let s = t.wait_for(&["│ Detail", "CPU 1 · core 1"]);
+    assert!(s.contains("C-state mix"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for(&["EXITED rc=0"]);
+    // the alternate screen is gone: the shell's own screen is back
+    assert!(!s.contains("┌ Cores"), "terminal not restored:\n{s}");
+}
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal() {
+    for sig in ["TERM", "HUP"] {
+        let dir = tempfile::tempdir().unwrap();
+        let cap = dir.path().join("cap");
+        capture(&cap, 3, 1000);
+        let pid = dir.path().join("pid");
+        let cmd = shell(&format!("replay {}", cap.display()), &pid);
+        let Some(t) = Tmux::start(&format!("sig{sig}"), &cmd) else { return };
+        t.wait_for(&["┌ Cores", "end of capture"]);
+        let p = std::fs::read_to_string(&pid).unwrap();
+        let ok = Command::new("kill").args([format!("-{sig}"), p.trim().to_string()]).status().unwrap();
+        assert!(ok.success());
+        let s = t.wait_for(&["EXITED rc="]);
+        assert!(!s.contains("┌ Cores"), "SIG{sig}: terminal not restored:\n{s}");
+    }
+}
+
+#[test]
+fn without_a_terminal_it_points_to_batch() {
+    let out = Command::new(env!("CARGO_BIN_EXE_noisetop")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "noisetop: stdout is not a terminal; use --batch for text output\n"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_noisetop")).args(["replay", "/nonexistent"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use --batch"));
+}
