@@ -260,15 +260,17 @@ impl Fs {
 
 /// Reads a file from offset 0 into `buf`; a short read is taken as the end
 /// (true of procfs seq files, sysfs attributes and regular files), so a file
-/// that fits the buffer costs one syscall.
+/// that fits the buffer costs one syscall. The file's bytes are `buf[..len]`;
+/// `buf` keeps its whole length initialised between calls, because zeroing a
+/// buffer grown to megabytes (by /proc/interrupts) before each of thousands
+/// of small sysfs reads cost more than the reads themselves.
 fn pread_all(file: &File, buf: &mut Vec<u8>, path: &Path) -> Result<usize, ReadError> {
-    if buf.capacity() < 4096 {
-        buf.reserve(4096);
+    let want = buf.capacity().max(4096);
+    if buf.len() < want {
+        buf.resize(want, 0);
     }
     let mut len = 0;
     loop {
-        let cap = buf.capacity();
-        buf.resize(cap, 0);
         let n = match file.read_at(&mut buf[len..], len as u64) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -276,14 +278,12 @@ fn pread_all(file: &File, buf: &mut Vec<u8>, path: &Path) -> Result<usize, ReadE
         };
         len += n;
         if n == 0 || len < buf.len() {
-            buf.truncate(len);
             return Ok(len);
         }
         if len >= MAX_FILE_BYTES {
-            buf.truncate(0);
             return Err(ReadError::TooLarge(path.to_path_buf()));
         }
-        buf.reserve(len);
+        buf.resize(len * 2, 0);
     }
 }
 
