@@ -95,16 +95,26 @@ fn keys_switch_views_select_open_detail_and_quit_restores_the_terminal() {
     capture(&cap, 6, 500);
     let pid = dir.path().join("pid");
     let cmd = shell(&format!("replay {} --watch 2-3", cap.display()), &pid);
-    let Some(t) = Tmux::start("keys", &cmd) else { return };
+    let Some(t) = Tmux::start("keys", &cmd) else {
+        return;
+    };
     // the laptop's header, its rows and the findings of watched CPUs 2-3
-    let s = t.wait_for(&["Intel Core i7-8650U", "1 pkg · 4 cores · 8 CPUs", "┌ Cores", "irq-on-watched"]);
+    let s = t.wait_for(&[
+        "Intel Core i7-8650U",
+        "1 pkg · 4 cores · 8 CPUs",
+        "┌ Cores",
+        "irq-on-watched",
+    ]);
     assert!(s.contains("IRQ eth0-TxRx-2"), "CPU 2's noise tag:\n{s}");
     assert!(s.contains("q quit"), "footer from the key table:\n{s}");
     // the replay plays to its end at the recorded pace
     t.wait_for(&["replay", "5/5", "end of capture"]);
     t.keys(&["Tab"]);
     let s = t.wait_for(&["IRQ    source", "eth0-TxRx-2"]);
-    assert!(s.contains("▸2") && s.contains("▸3"), "watched columns:\n{s}");
+    assert!(
+        s.contains("▸2") && s.contains("▸3"),
+        "watched columns:\n{s}"
+    );
     t.keys(&["j", "Enter"]);
     let s = t.wait_for(&["│ Detail", "CPU 1 · core 1"]);
     assert!(s.contains("C-state mix"), "{s}");
@@ -122,25 +132,38 @@ fn sigterm_and_sighup_restore_the_terminal() {
         capture(&cap, 3, 1000);
         let pid = dir.path().join("pid");
         let cmd = shell(&format!("replay {}", cap.display()), &pid);
-        let Some(t) = Tmux::start(&format!("sig{sig}"), &cmd) else { return };
+        let Some(t) = Tmux::start(&format!("sig{sig}"), &cmd) else {
+            return;
+        };
         t.wait_for(&["┌ Cores", "end of capture"]);
         let p = std::fs::read_to_string(&pid).unwrap();
-        let ok = Command::new("kill").args([format!("-{sig}"), p.trim().to_string()]).status().unwrap();
+        let ok = Command::new("kill")
+            .args([format!("-{sig}"), p.trim().to_string()])
+            .status()
+            .unwrap();
         assert!(ok.success());
         let s = t.wait_for(&["EXITED rc="]);
-        assert!(!s.contains("┌ Cores"), "SIG{sig}: terminal not restored:\n{s}");
+        assert!(
+            !s.contains("┌ Cores"),
+            "SIG{sig}: terminal not restored:\n{s}"
+        );
     }
 }
 
 #[test]
 fn without_a_terminal_it_points_to_batch() {
-    let out = Command::new(env!("CARGO_BIN_EXE_noisetop")).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "noisetop: stdout is not a terminal; use --batch for text output\n"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_noisetop")).args(["replay", "/nonexistent"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
+        .args(["replay", "/nonexistent"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("use --batch"));
 }

@@ -390,17 +390,35 @@ mod tests {
             waits: Vec::new(),
         };
         let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
-        run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock.clone())).unwrap();
+        run(
+            &mut term,
+            &mut s,
+            &mut w,
+            &mut input,
+            &FakeClock(clock.clone()),
+        )
+        .unwrap();
         // interval 1 at once, 2 and 3 one recorded second apart; then the
         // loop waits for keys only: no polling between samples or after them
         assert_eq!(
             input.waits,
-            vec![Some(Duration::from_secs(1)), Some(Duration::from_secs(1)), None, None, None, None, None]
+            vec![
+                Some(Duration::from_secs(1)),
+                Some(Duration::from_secs(1)),
+                None,
+                None,
+                None,
+                None,
+                None
+            ]
         );
         assert_eq!(clock.get() - t0, Duration::from_secs(2));
         assert_eq!(s.position, Some((3, 3)));
         assert_eq!(s.ended.as_deref(), Some("end of capture"));
-        assert_eq!((s.view, s.back, s.selected), (View::Detail, View::Interrupts, Some(1)));
+        assert_eq!(
+            (s.view, s.back, s.selected),
+            (View::Detail, View::Interrupts, Some(1))
+        );
         assert!(s.quit);
         assert!(w.stop.is_stopped(), "quitting stops the sampler");
         let screen = term.backend().to_string();
@@ -424,7 +442,14 @@ mod tests {
             waits: Vec::new(),
         };
         let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
-        run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock.clone())).unwrap();
+        run(
+            &mut term,
+            &mut s,
+            &mut w,
+            &mut input,
+            &FakeClock(clock.clone()),
+        )
+        .unwrap();
         // paused: no timeout at all; resumed: a full recorded second again
         assert_eq!(input.waits[1], None);
         assert_eq!(input.waits[3], Some(Duration::from_secs(1)));
@@ -443,7 +468,7 @@ mod tests {
         };
         let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
         run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock)).unwrap();
-        assert_eq!(s.speed, 0.5);
+        assert!((s.speed - 0.5).abs() < f64::EPSILON, "{}", s.speed);
         assert_eq!(input.waits[1], Some(Duration::from_secs(2)));
     }
 
@@ -469,19 +494,24 @@ mod tests {
         let t0 = Instant::now();
         let (_, rx) = replay_feed(2);
         let msgs: Vec<Msg> = rx.try_iter().collect();
-        let Msg::Sample(mut x) = msgs[1].clone() else { panic!("{:?}", msgs[1]) };
+        let Msg::Sample(mut x) = msgs[1].clone() else {
+            panic!("{:?}", msgs[1])
+        };
         x.next_at = Some(t0 + Duration::from_secs(1));
         x.took = Duration::from_millis(5);
         p.note(&Msg::Sample(x));
         let s = State::new(
-            crate::machine::Machine::read(&mut crate::source::fs::Fs::new(crate::source::fs::Roots::under(
-                std::path::Path::new("/nonexistent"),
-            ))),
+            crate::machine::Machine::read(&mut crate::source::fs::Fs::new(
+                crate::source::fs::Roots::under(std::path::Path::new("/nonexistent")),
+            )),
             Origin::Live,
             Duration::from_secs(1),
             Theme { color: true },
         );
-        assert_eq!(p.timeout(&s, t0), Some(Duration::from_millis(1005) + MARGIN));
+        assert_eq!(
+            p.timeout(&s, t0),
+            Some(Duration::from_millis(1005) + MARGIN)
+        );
         p.done = true;
         assert_eq!(p.timeout(&s, t0), None, "no sampler, no timeout");
     }

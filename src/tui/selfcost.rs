@@ -5,6 +5,7 @@
 //! this process, never about the machine being watched (with `--root` or
 //! a replay, the roots are someone else's `/proc`).
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// Clock ticks per second of `/proc/*/stat` times (`USER_HZ`: 100 on every
@@ -22,20 +23,28 @@ pub fn cpu_ticks(stat: &str) -> Option<u64> {
     Some(utime + stime)
 }
 
-/// Tracks this process's CPU time between calls.
+/// Calls (samples) the footer's figure spans.
+pub const WINDOW: usize = 30;
+
+/// Tracks this process's CPU time over the last `WINDOW` calls.
 #[derive(Debug, Default)]
 pub struct SelfCost {
-    last: Option<(Instant, u64)>,
+    seen: VecDeque<(Instant, u64)>,
 }
 
 impl SelfCost {
-    /// Reads the CPU time now; returns the % of one CPU used since the last call.
+    /// Reads the CPU time now; returns the % of one CPU used over the last
+    /// `WINDOW` calls (one tick is 10 ms: a single 1 s interval cannot
+    /// resolve less than 1 %).
     pub fn update(&mut self, now: Instant) -> Option<f64> {
         let ticks = cpu_ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
-        let prev = self.last.replace((now, ticks));
-        let (t0, k0) = prev?;
+        if self.seen.len() == WINDOW {
+            self.seen.pop_front();
+        }
+        self.seen.push_back((now, ticks));
+        let (t0, k0) = *self.seen.front()?;
         let dt = now.checked_duration_since(t0)?.as_secs_f64();
-        (dt > 0.0).then(|| 100.0 * (ticks.saturating_sub(k0)) as f64 / USER_HZ / dt)
+        (dt > 0.0).then(|| 100.0 * ticks.saturating_sub(k0) as f64 / USER_HZ / dt)
     }
 }
 

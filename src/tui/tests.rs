@@ -1,7 +1,7 @@
 //! Whole-screen snapshots of every view at 80×24 and 160×50 on synthetic
 //! captures (an 8-CPU Intel laptop, a 64-CPU Intel server, and a KVM guest
 //! like the build machine with its unavailable metrics), plus checks that
-//! hold for every size: no panic, NO_COLOR, the selection stays visible.
+//! hold for every size: no panic, `NO_COLOR`, the selection stays visible.
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -67,9 +67,14 @@ impl Theme {
         }
     }
 
-    /// The selected row or column.
+    /// The selected row or column: a grey background that keeps the bars'
+    /// colours; reverse video without colour.
     pub fn selected(self) -> Style {
-        Style::new().add_modifier(Modifier::REVERSED)
+        if self.color {
+            Style::new().bg(Color::Indexed(238))
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        }
     }
 
     /// A watched (benchmark) CPU's number.
