@@ -82,6 +82,10 @@ pub struct TableRates {
     pub per_cpu: Vec<ClassRates>,
 }
 
+/// The most interrupts one source can raise on one CPU per second; a
+/// "wrap" implying more was a counter that went backwards.
+pub const MAX_IRQ_RATE: f64 = 1e7;
+
 /// Interrupt counts are `unsigned int` in older kernels: values that fit 32
 /// bits wrap there, wider values are 64-bit.
 fn irq_width(a: u64, b: u64) -> Width {
@@ -121,7 +125,10 @@ pub fn rates(a: &IrqTable, b: &IrqTable, order: &[u32], dt_s: f64) -> TableRates
         for (k, &(ca, cb)) in cols.iter().enumerate() {
             let cell = match (prev, ca, cb) {
                 (Some(p), Some(ca), Some(cb)) => match (p.counts.get(ca), row.counts.get(cb)) {
-                    (Some(&va), Some(&vb)) => Some(delta(va, vb, irq_width(va, vb))),
+                    (Some(&va), Some(&vb)) => Some(
+                        delta(va, vb, irq_width(va, vb))
+                            .filter(|&d| vb >= va || d as f64 / dt_s <= MAX_IRQ_RATE),
+                    ),
                     _ => None,
                 },
                 _ => None,
@@ -287,6 +294,16 @@ mod tests {
         assert_eq!(r.sources[0].per_cpu[1], None);
         assert_eq!(r.per_cpu[1].loc, None);
         assert_eq!(r.per_cpu[1].all, None);
+    }
+
+    #[test]
+    fn a_backwards_count_far_from_the_top_is_not_a_wrap() {
+        // 1000 → 990 would be a wrap of 2^32 − 10 interrupts in one second
+        let a = table(&[0], vec![row("LOC", IrqKind::LocalTimer, &[1000])]);
+        let b = table(&[0], vec![row("LOC", IrqKind::LocalTimer, &[990])]);
+        let r = rates(&a, &b, &[0], 1.0);
+        assert_eq!(r.per_cpu[0].loc, None);
+        assert_eq!(r.sources[0].per_cpu[0], None);
     }
 
     #[test]
