@@ -381,10 +381,14 @@ fn steal(iv: &Interval) -> Option<Finding> {
         },
         kind: Kind::Steal,
         label: "steal".into(),
-        evidence: format!(
-            "{}: steal up to {worst:.1} % (CPU {worst_cpu}): the hypervisor ran something else",
-            cpus_label(&cpus)
-        ),
+        evidence: if cpus.len() == 1 {
+            format!("CPU {worst_cpu}: steal {worst:.1} %: the hypervisor ran something else")
+        } else {
+            format!(
+                "{}: steal up to {worst:.1} % (CPU {worst_cpu}): the hypervisor ran something else",
+                cpus_label(&cpus)
+            )
+        },
         fix: Some("ask for dedicated (pinned, not overcommitted) vCPUs".into()),
         cpus,
     })
@@ -751,6 +755,17 @@ mod tests {
             f[0].evidence,
             "CPUs 1-3: steal up to 12.5 % (CPU 2): the hypervisor ran something else"
         );
+        let mut one = interval(vec![rates(0)]);
+        one.cpus[0].time = Some(TimeSplit {
+            steal: Some(2.0),
+            ..TimeSplit::default()
+        });
+        let f = tags(&one, &m, &[]);
+        assert_eq!(
+            f[0].evidence,
+            "CPU 0: steal 2.0 %: the hypervisor ran something else"
+        );
+        assert_eq!(f[0].severity, Severity::Warn);
     }
 
     #[test]
