@@ -534,7 +534,10 @@ mod tests {
         x.took = Duration::from_millis(5);
         p.note(&Msg::Sample(x));
         let s = empty_state(Origin::Live);
-        assert_eq!(p.timeout(&s, t0), Some(Duration::from_millis(1005) + MARGIN));
+        assert_eq!(
+            p.timeout(&s, t0),
+            Some(Duration::from_millis(1005) + MARGIN)
+        );
         p.done = true;
         assert_eq!(p.timeout(&s, t0), None, "no sampler, no timeout");
     }
