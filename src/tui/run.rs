@@ -26,6 +26,10 @@ use crate::tui::state::{Effect, Origin, State};
 /// How long the loop waits on the channel for a live sample that is due
 /// but late; input waits at most this long (< 50 ms stays responsive).
 pub const GRACE: Duration = Duration::from_millis(20);
+const _: () = assert!(
+    GRACE.as_millis() < 50,
+    "input must stay responsive within 50 ms"
+);
 /// Slack added to a live sample's expected arrival.
 pub const MARGIN: Duration = Duration::from_millis(3);
 /// Poll timeout before the sampler has said when its first sample comes.
@@ -519,6 +523,24 @@ mod tests {
         run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock)).unwrap();
         assert!(input.waits.is_empty(), "quit without waiting for a key");
         assert_eq!(s.ended.as_deref(), Some("the sampler stopped unexpectedly"));
+    }
+
+    #[test]
+    fn a_late_live_sample_holds_input_back_at_most_the_grace() {
+        let (_tx, rx) = std::sync::mpsc::sync_channel::<Msg>(4);
+        let mut s = empty_state(Origin::Live);
+        let mut p = Pacer::default();
+        let due = Instant::now();
+        p.expected = Some(due);
+        let start = Instant::now();
+        assert!(!p.pump(&mut s, &rx, due), "nothing arrived");
+        let waited = start.elapsed();
+        assert!(
+            waited >= GRACE && waited < Duration::from_millis(50),
+            "{waited:?}"
+        );
+        // the next wait for input is one more grace, not a busy loop
+        assert_eq!(p.timeout(&s, due), Some(GRACE));
     }
 
     #[test]
