@@ -21,7 +21,7 @@
 //! | busy % `b` | CPU0 20, CPU1 1, CPU2 40, CPU3 60, other `5·(c%4+1)` |
 //! | deep idle % `d` | CPU1 95, other `(100−b)/2` (integer) |
 //! | steal % `s` | 3 on `Vm`, else 0 |
-//! | /proc/stat ticks/s (USER_HZ 100) | system `b/4`, irq and softirq 8 on CPU2 (else 0), user the rest of `b`, steal `s`, idle `100−b−s`, others 0 |
+//! | /proc/stat ticks/s (`USER_HZ` 100) | system `b/4`, irq and softirq 8 on CPU2 (else 0), user the rest of `b`, steal `s`, idle `100−b−s`, others 0 |
 //! | TSC | base MHz·10⁶/s: `IntelServer` 2100, `IntelLaptop` 1900, `AmdServer` 2000, `Vm` 2450 |
 //! | busy MHz | base + `100·(c%8)` (`Arm64` base 2000); cpufreq `scaling_cur_freq` says the same in kHz |
 //! | MPERF, APERF | `TSC·b/100`, `busy MHz·10⁶·b/100` per second |
@@ -31,10 +31,10 @@
 //! | cpuidle usage/s | deepest: CPU1 20, other 200; first shallow: CPU2 50 000, other 1000; other shallow 500; `above` = usage/10, `below` = usage/20 |
 //! | /proc/interrupts /s | LOC (arm64 `arch_timer`) CPU1 4 else 250; RES (`IPI0`) CPU3 5000 else 20; CAL (`IPI1`) 30; TLB 15; IWI 1; NMI, PMI 2; `HYP` 3 on `Vm`; every other named row 0 |
 //! | device IRQs /s | `Q = min(cpus, 8)` queues: disk queue `q` (1..=Q) on CPU `q−1`, 300/s; network queue `q` (0..Q) on CPU `q`, 100/s, 50 000/s on CPU2; legacy rows stay constant |
-//! | /proc/softirqs /s | TIMER CPU1 2 else 100; NET_TX 1; NET_RX CPU2 30 000 else 10; BLOCK 50; SCHED CPU3 2000 else 40; RCU 60; HI, IRQ_POLL, TASKLET, HRTIMER 0 |
+//! | /proc/softirqs /s | `TIMER` CPU1 2 else 100; `NET_TX` 1; `NET_RX` CPU2 30 000 else 10; `BLOCK` 50; `SCHED` CPU3 2000 else 40; `RCU` 60; `HI`, `IRQ_POLL`, `TASKLET`, `HRTIMER` 0 |
 //! | perf software | context switches CPU3 20 000/s else 200/s; migrations CPU3 500/s else 5/s |
 //! | SMI (Intel) | one per second on every CPU |
-//! | temperature | Intel core `40 + core_id%16` °C, package `50+p` (TjMax 100); laptop coretemp core `k` `45+2k+i%2`, package `55+i%2`; AMD k10temp Tctl `60+2p+i%2` |
+//! | temperature | Intel core `40 + core_id%16` °C, package `50+p` (`TjMax` 100); laptop coretemp core `k` `45+2k+i%2`, package `55+i%2`; AMD k10temp Tctl `60+2p+i%2` |
 //! | thermal throttle | core count +2/s on CPU5; package count +1/s on package 0 |
 //! | RAPL (MSR) | Intel unit 2⁻¹⁴ J: package `100+20p` W, DRAM 10⁶ counts/s; AMD unit 2⁻¹⁶ J: package `180+20p` W, each core 3 W |
 //! | powercap | laptop package-0 15 W (core 8, uncore 1, dram 2), psys 25 W; server package-p `100+20p` W, dram 15 W |
@@ -74,7 +74,7 @@ pub enum Flavor {
     AmdServer,
     /// KVM guest like the build machine: haltpoll, no MSR, perf software and `msr/tsc`, steal.
     Vm,
-    /// arm64 server: `psci_idle`, GICv3 interrupts and IPI rows, cpufreq only.
+    /// arm64 server: `psci_idle`, `GICv3` interrupts and IPI rows, cpufreq only.
     Arm64,
 }
 
@@ -136,7 +136,7 @@ pub fn write_capture(dir: &Path, spec: &Spec) -> io::Result<()> {
     Ok(())
 }
 
-/// Returns the CLOCK_MONOTONIC stamp, ns, of instant `i`.
+/// Returns the `CLOCK_MONOTONIC` stamp, ns, of instant `i`.
 pub fn mono_ns(spec: &Spec, i: u32) -> u64 {
     elapsed_ms(spec, i).saturating_mul(1_000_000)
 }
@@ -407,14 +407,15 @@ impl Layout {
     fn new(spec: &Spec) -> Layout {
         let prof = profile(spec.flavor);
         let n = spec.cpus;
-        let threads = if prof.smt && n >= 2 && n % 2 == 0 {
+        let threads = if prof.smt && n >= 2 && n.is_multiple_of(2) {
             2
         } else {
             1
         };
         let cores = n / threads;
         let packages =
-            if prof.server && spec.flavor != Flavor::Arm64 && cores >= 2 && cores % 2 == 0 {
+            if prof.server && spec.flavor != Flavor::Arm64 && cores >= 2 && cores.is_multiple_of(2)
+            {
                 2
             } else {
                 1
@@ -494,7 +495,7 @@ impl Layout {
         for p in &self.cpus {
             self.write_cpuidle(t, p.cpu, ms, full)?;
             if self.prof.vendor == "GenuineIntel" {
-                self.write_throttle(t, p, ms)?;
+                write_throttle(t, p, ms)?;
             }
         }
         self.write_cpufreq(t, full)?;
@@ -928,7 +929,7 @@ fn render_softirqs(cpus: u32, rows: &[Vec<u64>]) -> String {
 
 impl Layout {
     /// /proc/stat ticks per second of one CPU, in file order
-    /// (user nice system idle iowait irq softirq steal guest guest_nice).
+    /// (user nice system idle iowait irq softirq steal guest `guest_nice`).
     fn tick_rates(&self, cpu: u32) -> [u64; 10] {
         let b = busy(cpu);
         let (irq, softirq) = if cpu == 2 { (8, 8) } else { (0, 0) };
@@ -978,10 +979,10 @@ impl Layout {
         for r in irqs {
             let sum: u64 = r.counts.iter().sum();
             intr += sum;
-            if let Label::Number(n) = r.label {
-                if let Some(slot) = per_irq.get_mut(n as usize) {
-                    *slot = sum;
-                }
+            if let Label::Number(n) = r.label
+                && let Some(slot) = per_irq.get_mut(n as usize)
+            {
+                *slot = sum;
             }
         }
         let _ = write!(out, "intr {intr}");
@@ -1232,28 +1233,6 @@ impl Layout {
         Ok(())
     }
 
-    fn write_throttle(&self, t: &mut Tree, p: &Pos, ms: u64) -> io::Result<()> {
-        let dir = format!("{CPU_DIR}/cpu{}/thermal_throttle", p.cpu);
-        let core = if p.cpu == 5 { count(2, ms) } else { 0 };
-        let pkg = if p.package == 0 {
-            100 + count(1, ms)
-        } else {
-            0
-        };
-        t.line(&format!("{dir}/core_throttle_count"), core)?;
-        t.line(
-            &format!("{dir}/core_throttle_max_time_ms"),
-            if core > 0 { 20 } else { 0 },
-        )?;
-        t.line(&format!("{dir}/core_throttle_total_time_ms"), core * 10)?;
-        t.line(&format!("{dir}/package_throttle_count"), pkg)?;
-        t.line(
-            &format!("{dir}/package_throttle_max_time_ms"),
-            if pkg > 0 { 40 } else { 0 },
-        )?;
-        t.line(&format!("{dir}/package_throttle_total_time_ms"), pkg * 20)
-    }
-
     fn write_cpufreq(&self, t: &mut Tree, full: bool) -> io::Result<()> {
         let Some((driver, governor)) = self.prof.cpufreq else {
             return Ok(());
@@ -1477,6 +1456,29 @@ impl Layout {
     }
 }
 
+/// Writes one CPU's `thermal_throttle` counts.
+fn write_throttle(t: &mut Tree, p: &Pos, ms: u64) -> io::Result<()> {
+    let dir = format!("{CPU_DIR}/cpu{}/thermal_throttle", p.cpu);
+    let core = if p.cpu == 5 { count(2, ms) } else { 0 };
+    let pkg = if p.package == 0 {
+        100 + count(1, ms)
+    } else {
+        0
+    };
+    t.line(&format!("{dir}/core_throttle_count"), core)?;
+    t.line(
+        &format!("{dir}/core_throttle_max_time_ms"),
+        if core > 0 { 20 } else { 0 },
+    )?;
+    t.line(&format!("{dir}/core_throttle_total_time_ms"), core * 10)?;
+    t.line(&format!("{dir}/package_throttle_count"), pkg)?;
+    t.line(
+        &format!("{dir}/package_throttle_max_time_ms"),
+        if pkg > 0 { 40 } else { 0 },
+    )?;
+    t.line(&format!("{dir}/package_throttle_total_time_ms"), pkg * 20)
+}
+
 /// Context switches per second on a CPU.
 fn csw_rate(cpu: u32) -> u64 {
     if cpu == 3 { 20_000 } else { 200 }
@@ -1670,7 +1672,7 @@ impl Layout {
         let pmu = ev.pmu();
         match (self.spec.flavor, pmu) {
             (Flavor::Vm, "msr") => format!("perf msr PMU has no {} event (VM?)", ev.name()),
-            (Flavor::Arm64, "msr") | (Flavor::IntelServer | Flavor::AmdServer, "msr") => {
+            (Flavor::Arm64 | Flavor::IntelServer | Flavor::AmdServer, "msr") => {
                 "no perf msr PMU (kernel without the x86 msr PMU)".into()
             }
             (_, "power") => "no perf power PMU (no RAPL in this kernel or CPU, or a VM)".into(),
@@ -1683,7 +1685,7 @@ impl Layout {
     }
 }
 
-/// An `IA32_(PACKAGE_)THERM_STATUS` value for `temp` °C under TjMax 100:
+/// An `IA32_(PACKAGE_)THERM_STATUS` value for `temp` °C under `TjMax` 100:
 /// reading valid (bit 31), resolution 1 °C (bits 30:27), readout 22:16.
 fn therm(temp: u64) -> u64 {
     0x8800_0000 | ((100 - temp.min(100)) << 16)

@@ -169,7 +169,7 @@ fn intel_server_package_cstates_use_the_package_leaders_tsc() {
     close_pairs(&iv.pkgs[1].cstates, &[("PC2", 20.0), ("PC6", 15.0)]);
 }
 
-fn watts<'a>(p: &'a PkgRates, domain: &str) -> Option<f64> {
+fn watts(p: &PkgRates, domain: &str) -> Option<f64> {
     p.watts
         .iter()
         .find(|(d, _)| d == domain)
@@ -190,7 +190,6 @@ fn intel_server_pkg_watt_from_rapl_units_across_a_32_bit_wrap() {
 }
 
 #[test]
-#[ignore = "sampler applies the 0x606 energy unit to DRAM; SKX counts DRAM in fixed 15.3 µJ (RaplRegs::fixed_dram_unit_j)"]
 fn intel_server_dram_watts_use_the_fixed_skylake_x_unit() {
     let iv = server();
     // DRAM advances 10^6 counts/s; SKX DRAM unit is 15.3 µJ → 15.3 W
@@ -561,7 +560,7 @@ fn interval_of_zero_length_has_every_rate_unknown() {
     let dir = capture(&spec);
     let (ivs, _) = replay(dir.path());
     let iv = &ivs[0];
-    assert_eq!(iv.dt_s, 0.0);
+    close(Some(iv.dt_s), 0.0);
     assert_eq!(iv.cpus.len(), 8);
     for c in &iv.cpus {
         let json = serde_json::to_value(c).unwrap();
@@ -646,7 +645,6 @@ fn counters_that_went_backwards_are_unknown_not_negative_or_huge() {
 }
 
 #[test]
-#[ignore = "interval takes any backwards /proc/interrupts count below 2^32 as a 32-bit wrap, with no plausibility bound"]
 fn interrupt_count_that_went_backwards_is_unknown() {
     let dir = capture(&Spec::new(Flavor::IntelServer, 8));
     // LOC of every CPU 10 lower than at instant 0: a wrap would be 2^32 − 10
