@@ -64,3 +64,49 @@ pub fn raise_fd_limit() {
         }
     }
 }
+
+/// What waiting on standard input found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinWait {
+    /// Input is ready to read.
+    Readable,
+    /// The terminal is gone (hang-up, error, or end of file).
+    Closed,
+    /// The timeout passed, or a signal interrupted the wait.
+    Nothing,
+}
+
+/// Waits until standard input is readable or closed, up to `timeout`.
+pub fn wait_stdin(timeout: std::time::Duration) -> StdinWait {
+    let mut fds = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: fds is one valid pollfd for the duration of the call.
+    let n = unsafe { libc::poll(&raw mut fds, 1, ms) };
+    if n <= 0 {
+        return StdinWait::Nothing;
+    }
+    if fds.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        return StdinWait::Closed;
+    }
+    StdinWait::Readable
+}
+
+/// Identifies the calling thread, for `interrupt_thread`.
+pub fn current_thread() -> libc::pthread_t {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() }
+}
+
+/// Sends SIGWINCH to one thread of this process: a blocking `poll` in that
+/// thread returns at once (EINTR), and the terminal library sees a resize.
+pub fn interrupt_thread(thread: libc::pthread_t) {
+    // SAFETY: the thread id came from pthread_self of a thread that lives
+    // as long as the process (the screen thread), and SIGWINCH has a handler.
+    unsafe {
+        libc::pthread_kill(thread, libc::SIGWINCH);
+    }
+}

@@ -167,3 +167,39 @@ fn without_a_terminal_it_points_to_batch() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("use --batch"));
 }
+
+#[test]
+fn a_closed_terminal_ends_noisetop_instead_of_spinning() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    capture(&cap, 3, 1000);
+    let pid = dir.path().join("pid");
+    let cmd = shell(&format!("replay {}", cap.display()), &pid);
+    let Some(t) = Tmux::start("closed", &cmd) else {
+        return;
+    };
+    t.wait_for(&["┌ Cores", "end of capture"]);
+    let p = std::fs::read_to_string(&pid).unwrap().trim().to_string();
+    // kill the tmux server outright: the pane's terminal disappears
+    let server = t.tmux(&["display-message", "-p", "#{pid}"]);
+    let server = String::from_utf8_lossy(&server.stdout).trim().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &server])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let end = Instant::now() + Duration::from_secs(5);
+    while Path::new(&format!("/proc/{p}")).exists() {
+        let state = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        if state.contains(") Z") {
+            break;
+        }
+        assert!(
+            Instant::now() < end,
+            "noisetop {p} still runs after its terminal closed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -42,16 +42,17 @@ pub fn housekeeping(affinity: &[u32], watched: &[u32]) -> Option<Vec<u32>> {
     (!rest.is_empty()).then_some(rest)
 }
 
-/// Wakes the terminal wait when a signal sets `stop`: crossterm's poll
-/// listens to SIGWINCH, so raising it ends the wait at once.
+/// Wakes the terminal wait of the calling (screen) thread when a signal
+/// sets `stop`: SIGWINCH sent to that thread interrupts its `poll`.
 fn wake_on_stop(stop: &Stop) -> Result<()> {
     let s = stop.clone();
+    let screen = crate::sys::current_thread();
     std::thread::Builder::new()
         .name("stop-waker".into())
         .spawn(move || {
             let far = Instant::now() + Duration::from_secs(10 * 365 * 86_400);
             if s.sleep_until(far) {
-                let _ = signal_hook::low_level::raise(signal_hook::consts::SIGWINCH);
+                crate::sys::interrupt_thread(screen);
             }
         })
         .context("cannot start a thread")?;

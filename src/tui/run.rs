@@ -53,11 +53,24 @@ pub struct TerminalInput;
 
 impl Input for TerminalInput {
     fn next(&mut self, timeout: Option<Duration>) -> std::io::Result<Option<Event>> {
-        // "forever" is a day: a stop signal wakes the poll anyway (SIGWINCH)
-        if event::poll(timeout.unwrap_or(Duration::from_secs(86_400)))? {
-            Ok(Some(event::read()?))
-        } else {
-            Ok(None)
+        // an event crossterm already parsed (several keys in one read, a
+        // resize) is returned at once
+        if event::poll(Duration::ZERO)? {
+            return Ok(Some(event::read()?));
+        }
+        // Wait on the terminal ourselves: when it is closed, crossterm's
+        // poll spins on end-of-file and never returns, so neither a signal
+        // nor `q` could end noisetop. A signal interrupts this wait, and the
+        // loop then sees the stop flag. "Forever" is a day.
+        match crate::sys::wait_stdin(timeout.unwrap_or(Duration::from_secs(86_400))) {
+            crate::sys::StdinWait::Closed => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the terminal was closed",
+            )),
+            crate::sys::StdinWait::Readable if event::poll(Duration::ZERO)? => {
+                Ok(Some(event::read()?))
+            }
+            crate::sys::StdinWait::Readable | crate::sys::StdinWait::Nothing => Ok(None),
         }
     }
 }
