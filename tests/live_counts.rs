@@ -72,7 +72,7 @@ fn loc_per_cpu_matches_proc_interrupts_over_the_same_interval() {
     let mut e = engine();
     let before = loc_row();
     e.step();
-    std::thread::sleep(Duration::from_millis(1000));
+    std::thread::sleep(Duration::from_secs(1));
     let iv = e.step().unwrap();
     let after = loc_row();
     for r in &iv.cpus {
