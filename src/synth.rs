@@ -106,6 +106,10 @@ impl Spec {
 /// Most CPUs a tree may have (the kernel's usual `NR_CPUS`).
 pub const MAX_CPUS: u32 = 8192;
 
+/// Longest time a capture may span, ms (a year): every counter then stays
+/// far below 2^64, so the arithmetic here cannot overflow.
+pub const MAX_SPAN_MS: u64 = 365 * 24 * 3600 * 1000;
+
 /// Milliseconds every counter has run at instant 0.
 pub const UPTIME_MS: u64 = 1_000_000;
 
@@ -120,6 +124,13 @@ pub fn write_capture(dir: &Path, spec: &Spec) -> io::Result<()> {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("cpus must be 1..={MAX_CPUS}, not {}", spec.cpus),
+        ));
+    }
+    let span = u64::from(spec.instants.saturating_sub(1)).checked_mul(spec.interval_ms);
+    if span.is_none_or(|ms| ms > MAX_SPAN_MS) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("a capture may span at most {MAX_SPAN_MS} ms"),
         ));
     }
     if spec.instants == 0 {
@@ -1701,20 +1712,114 @@ struct ProbeFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collect::interrupts::parse_interrupts;
+    use crate::collect::stat;
+    use crate::source::capture::Captured;
+    use crate::source::msr::MsrAccess;
+
+    fn tree(spec: &Spec) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        write_capture(dir.path(), spec).unwrap();
+        dir
+    }
+
+    fn read(dir: &tempfile::TempDir, rel: &str) -> String {
+        std::fs::read_to_string(dir.path().join(rel)).unwrap()
+    }
 
     #[test]
-    fn spec_without_cpus_or_instants_is_refused() {
+    fn spec_without_cpus_or_instants_or_too_long_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let mut spec = Spec::new(Flavor::Vm, 0);
-        assert_eq!(
-            write_capture(dir.path(), &spec).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
-        );
+        let refused = |spec: &Spec| write_capture(dir.path(), spec).unwrap_err().kind();
+        assert_eq!(refused(&spec), io::ErrorKind::InvalidInput);
+        spec.cpus = MAX_CPUS + 1;
+        assert_eq!(refused(&spec), io::ErrorKind::InvalidInput);
         spec.cpus = 2;
+        spec.interval_ms = MAX_SPAN_MS;
+        spec.instants = 3;
+        assert_eq!(refused(&spec), io::ErrorKind::InvalidInput);
         spec.instants = 0;
+        assert_eq!(refused(&spec), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn interrupts_are_laid_out_as_the_kernel_prints_them() {
+        // the build VM's own /proc/interrupts: `%*s` header of prec + 8
+        // spaces, `CPU%-8d` columns, `%10u ` counts, chip `%8s`, hwirq
+        // ` %*lu`, `-%-8s` trigger name, two spaces, the action
+        let dir = tree(&Spec::new(Flavor::Vm, 2));
+        let text = read(&dir, "0000/proc/interrupts");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "           CPU0       CPU1       ");
         assert_eq!(
-            write_capture(dir.path(), &spec).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
+            lines[1],
+            " 24:          1          0  IO-APIC   5-edge      ACPI:Ged"
         );
+        assert!(lines.contains(&"ERR:          0"));
+        let loc = lines.iter().find(|l| l.starts_with("LOC:")).unwrap();
+        // 250 ticks/s for 1000 s on CPU0, 4/s on CPU1
+        assert_eq!(*loc, "LOC:     250000       4000   Local timer interrupts");
+        let t = parse_interrupts(&text).unwrap();
+        assert_eq!(t.cpus, [0, 1]);
+    }
+
+    #[test]
+    fn arm64_ipi_rows_have_no_space_after_the_colon() {
+        let dir = tree(&Spec::new(Flavor::Arm64, 2));
+        let text = read(&dir, "0000/proc/interrupts");
+        // IPI0 is Rescheduling: 20/s for 1000 s on both CPUs
+        assert!(
+            text.contains("IPI0:     20000      20000       Rescheduling interrupts\n"),
+            "{text}"
+        );
+        assert!(text.contains(" 10:"));
+        assert!(text.contains("    GICv3  27 Level     arch_timer\n"));
+        assert!(text.ends_with("Err:          0\n"));
+    }
+
+    #[test]
+    fn proc_stat_total_line_is_the_sum_of_the_cpus() {
+        let dir = tree(&Spec::new(Flavor::IntelServer, 8));
+        let st = stat::parse(&read(&dir, "0000/proc/stat")).unwrap();
+        let total = st.total.unwrap();
+        assert_eq!(st.cpus.len(), 8);
+        assert_eq!(total.user, st.cpus.values().map(|c| c.user).sum::<u64>());
+        // 100 ticks/s per CPU for 1000 s
+        let c0 = st.cpus[&0];
+        let all = c0.user + c0.nice + c0.system + c0.idle;
+        assert_eq!(all + c0.irq.unwrap() + c0.softirq.unwrap(), 100_000);
+        assert_eq!(st.ctxt, Some(1000 * (7 * 200 + 20_000)));
+    }
+
+    #[test]
+    fn later_instants_hold_only_what_is_read_each_interval() {
+        let dir = tree(&Spec::new(Flavor::IntelServer, 4));
+        let idle = "sys/devices/system/cpu/cpu1/cpuidle/state3";
+        for i in ["0000", "0001"] {
+            assert!(dir.path().join(i).join(idle).join("time").is_file());
+            assert!(dir.path().join(i).join("proc/stat").is_file());
+        }
+        assert_eq!(read(&dir, &format!("0000/{idle}/name")), "C6\n");
+        assert!(!dir.path().join("0001").join(idle).join("name").exists());
+        assert!(!dir.path().join("0001/proc/cpuinfo").exists());
+    }
+
+    #[test]
+    fn clock_and_msr_table_load_back() {
+        let spec = Spec {
+            interval_ms: 250,
+            ..Spec::new(Flavor::IntelServer, 4)
+        };
+        let dir = tree(&spec);
+        let mut one = Captured::load(&dir.path().join("0001")).unwrap();
+        assert_eq!(one.stamp.mono_ns, 1_000_250_000_000);
+        assert!(one.probe.msr_has(x86::MSR_APERF));
+        // CPU0 APERF: 2100 MHz · 20 % for 1000.25 s
+        let msr = one.msr.as_mut().unwrap();
+        assert_eq!(msr.read(0, x86::MSR_APERF).unwrap(), 420_105_000_000);
+        // package registers live on the package leaders only (CPUs 0 and 1)
+        assert!(msr.read(0, x86::MSR_PKG_ENERGY_STATUS).is_ok());
+        assert!(msr.read(2, x86::MSR_PKG_ENERGY_STATUS).is_err());
     }
 }
