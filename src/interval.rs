@@ -60,9 +60,12 @@ pub struct TimeSplit {
 }
 
 impl TimeSplit {
-    /// Returns the busy share: everything except idle and iowait.
+    /// Returns the share the CPU ran: everything except idle, iowait and
+    /// steal (stolen time is the hypervisor running something else, when
+    /// MPERF would not count either).
     pub fn busy(&self) -> Option<f64> {
-        Some((100.0 - self.idle? - self.iowait.unwrap_or(0.0)).clamp(0.0, 100.0))
+        let off = self.idle? + self.iowait.unwrap_or(0.0) + self.steal.unwrap_or(0.0);
+        Some((100.0 - off).clamp(0.0, 100.0))
     }
 }
 

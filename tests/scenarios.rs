@@ -347,11 +347,12 @@ fn vm_busy_comes_from_proc_stat_and_shows_steal() {
     close(t.system, 5.0);
     close(t.steal, 3.0);
     close(t.idle, 77.0);
-    // Busy% = 100 − idle − iowait = 23 (steal is time the vCPU wanted to run)
-    close(c0.busy_pct, 23.0);
-    // Bzy_MHz = cpuinfo "cpu MHz" 2450; Avg = 2450·23/100 = 563.5
+    // Busy% = 100 − idle − iowait − steal = 20: stolen time is the
+    // hypervisor running something else, not this vCPU
+    close(c0.busy_pct, 20.0);
+    // Bzy_MHz = cpuinfo "cpu MHz" 2450; Avg = 2450·20/100 = 490
     close(c0.bzy_mhz, 2450.0);
-    close(c0.avg_mhz, 563.5);
+    close(c0.avg_mhz, 490.0);
     // TSC_MHz from perf msr/tsc: 2450e6 ticks in 1 s
     close(c0.tsc_mhz, 2450.0);
     // haltpoll: POLL takes what the deep state leaves: 100 − 20 − 3 − 40 = 37 %
