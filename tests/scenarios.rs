@@ -788,8 +788,8 @@ fn tree_of_1024_cpus_is_read_fully() {
             .iter()
             .all(|c| c.busy_pct.is_some() && c.csw_per_s.is_some())
     );
-    // CPU1023: busy 20 + steal 3 = 23; cpuinfo clock 2450 + 700 → Avg 3150·0.23 = 724.5
-    close(cpu(&iv, 1023).avg_mhz, 724.5);
+    // CPU1023: busy 20 (steal 3 is not busy); cpuinfo clock 2450 + 700 → Avg 3150·0.20 = 630
+    close(cpu(&iv, 1023).avg_mhz, 630.0);
     // no queue interrupts past CPU7: the named rows only,
     // 250 + 20 + 30 + 15 + 1 + 2 + 2 + HYP 3 = 323
     close(cpu(&iv, 1023).irq_per_s, 323.0);
