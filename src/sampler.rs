@@ -52,6 +52,8 @@ struct Spare {
 struct MsrPlan {
     per_cpu: Vec<(&'static str, u32)>,
     per_pkg: Vec<(&'static str, u32)>,
+    /// Whether powercap is the energy rung (no perf power PMU, no RAPL MSRs).
+    powercap: bool,
     /// RAPL registers and the raw unit MSR, when energy comes from MSRs.
     rapl: Option<(x86::RaplRegs, u64)>,
     tjmax: Option<u32>,
@@ -133,6 +135,8 @@ impl<H: Hardware> Sampler<H> {
                 .read_msr_first(x86::MSR_TEMPERATURE_TARGET)
                 .and_then(x86::tjmax);
         }
+        // powercap is the last energy rung: never read it beside a better one
+        plan.powercap = !probe.perf_any(PerfEvent::EnergyPkg) && plan.rapl.is_none();
         self.plan = plan;
     }
 
@@ -224,11 +228,8 @@ impl<H: Hardware> Sampler<H> {
 
     fn read_powercap(&mut self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();
-        if self.hw.probe().perf_any(PerfEvent::EnergyPkg) || !self.plan.per_pkg.is_empty() {
-            // a better rung already supplies energy; powercap is the last one
-            if self.plan.per_pkg.iter().any(|(n, _)| *n == "pkg") {
-                return out;
-            }
+        if !self.plan.powercap {
+            return out;
         }
         for z in &self.machine.rapl_zones {
             if let Ok(v) = powercap::read_energy_uj(&mut self.fs, z) {

@@ -14,7 +14,7 @@ use crate::output::batch;
 use crate::sampler::Sampler;
 use crate::source::capture::{self, Captured, Recorder};
 use crate::source::fs::{Fs, Roots};
-use crate::source::live::{LiveHw, LiveOptions};
+use crate::source::live::LiveHw;
 use crate::stop::Stop;
 
 /// Prints one interval: a header line with the time, then the table.
@@ -44,14 +44,7 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
         fs.set_tee(Some(capture::instant_dir(dir, 0)));
     }
     let machine = Machine::read(&mut fs);
-    let hw = LiveHw::open(
-        &machine,
-        &roots,
-        LiveOptions {
-            no_perf: opts.no_perf,
-            no_msr: opts.no_msr,
-        },
-    );
+    let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let count = opts.count.unwrap_or(u64::MAX);
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, Recorder::new(hw)));

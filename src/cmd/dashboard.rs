@@ -15,7 +15,7 @@ use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::sampler::Sampler;
 use crate::source::fs::Fs;
-use crate::source::live::{LiveHw, LiveOptions};
+use crate::source::live::LiveHw;
 use crate::stop::Stop;
 use crate::tui::feed::{self, Control, Live};
 use crate::tui::run::{SystemClock, TerminalInput, Wiring};
@@ -106,14 +106,7 @@ pub fn live(opts: &Opts) -> Result<()> {
     let roots = crate::cmd::roots(opts);
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
-    let hw = LiveHw::open(
-        &machine,
-        &roots,
-        LiveOptions {
-            no_perf: opts.no_perf,
-            no_msr: opts.no_msr,
-        },
-    );
+    let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
     let engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(opts.interval));

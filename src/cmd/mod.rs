@@ -34,6 +34,14 @@ pub fn run() -> Result<()> {
     }
 }
 
+/// Says which rungs of the source ladder the options allow.
+pub fn live_options(opts: &Opts) -> crate::source::live::LiveOptions {
+    crate::source::live::LiveOptions {
+        no_perf: opts.no_perf,
+        no_msr: opts.no_msr,
+    }
+}
+
 /// Works out the kernel roots from `--root`, `--procfs`, `--sysfs`.
 pub fn roots(opts: &Opts) -> Roots {
     let base = opts.root.clone().unwrap_or_else(|| PathBuf::from("/"));

@@ -11,7 +11,7 @@ use crate::machine::Machine;
 use crate::sampler::{Hardware, Sampler};
 use crate::snapshot::Snapshot;
 use crate::source::fs::Fs;
-use crate::source::live::{LiveHw, LiveOptions};
+use crate::source::live::LiveHw;
 
 /// The JSON document `snapshot --json` prints.
 #[derive(Debug, Serialize)]
@@ -33,14 +33,7 @@ pub fn run(opts: &Opts) -> Result<()> {
     let roots = crate::cmd::roots(opts);
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
-    let hw = LiveHw::open(
-        &machine,
-        &roots,
-        LiveOptions {
-            no_perf: opts.no_perf,
-            no_msr: opts.no_msr,
-        },
-    );
+    let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     engine.step();
     let sources = engine.statuses();
