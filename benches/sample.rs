@@ -3,15 +3,21 @@
 //! captures of 2, 64, 256 and 1024 CPUs, Intel server and VM flavours; and
 //! the /proc/interrupts parser alone on a 1024-CPU file.
 //!
-//! `step`: the replay engine is moved back and forth between the capture's
-//! two instants; only the forward step (instant 0 → 1, a real interval) is
-//! timed, the way back and the loading of each instant's tables are not.
-//! A replay opens every file anew (open, fstat, pread, close).
+//! Each capture has three instants one second apart and the engine cycles
+//! through them; only the forward steps (0 → 1 and 1 → 2, real intervals)
+//! are timed, the step back to instant 0 and the loading of each instant's
+//! perf and MSR tables are not. Three instants, not two, so that a CPU whose
+//! cpuidle counters are read in rounds (every 4th or 8th sample on the big
+//! trees) finds changed counters, as on a live machine: with two, its last
+//! read would be of the same instant and every unchanged `usage` would let
+//! the sampler skip the state's other files.
 //!
-//! `step_kept_open`: the files of instant 1 stay open and are re-read with
-//! one `pread` each, as the live sampler reads /proc and /sys; only the
-//! clock, perf and MSR tables alternate between the two instants, so the
-//! delta does its full work over a one-second interval.
+//! `step`: the way a replay reads, opening every file anew (open, fstat,
+//! pread, close).
+//!
+//! `step_kept_open`: the way the live sampler reads /proc and /sys: one
+//! reader per instant, each keeping its files open, so each read is one
+//! `pread`.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -24,100 +30,122 @@ use noisetop::engine::Engine;
 use noisetop::interval::delta_of;
 use noisetop::snapshot::Snapshot;
 use noisetop::source::capture::Captured;
+use noisetop::source::fs::{Fs, Roots};
 use noisetop::synth::{self, Flavor, Spec};
 
-/// A replay engine on a fresh two-instant capture, standing at instant 0.
+const INSTANTS: usize = 3;
+
+/// A replay engine on a fresh capture, standing at instant 0.
 struct Bench {
     _dir: tempfile::TempDir,
     instants: Vec<PathBuf>,
     engine: Engine<Captured>,
+    /// Kept-open readers, one per instant (empty for `step`).
+    readers: Vec<Option<Fs>>,
 }
 
 fn bench_engine(flavor: Flavor, cpus: u32) -> Bench {
     let dir = tempfile::tempdir().expect("temporary folder");
-    synth::write_capture(dir.path(), &Spec::new(flavor, cpus)).expect("synthetic capture");
+    let spec = Spec {
+        instants: INSTANTS as u32,
+        ..Spec::new(flavor, cpus)
+    };
+    synth::write_capture(dir.path(), &spec).expect("synthetic capture");
     let (instants, engine) = open_replay(dir.path()).expect("replay opens");
     Bench {
         _dir: dir,
         instants,
         engine,
+        readers: Vec::new(),
     }
 }
 
-/// Times `iters` forward steps; the step back to instant 0 is untimed.
+/// Steps the engine to instant `i`: a fresh reader at its roots, or its
+/// kept-open reader.
+fn step_to(b: &mut Bench, i: usize, timed: bool) -> Duration {
+    if b.readers.is_empty() {
+        advance(&mut b.engine, &b.instants[i]).expect("instant loads");
+    } else {
+        let fs = b.readers[i].take().expect("reader of the instant");
+        let old = std::mem::replace(&mut b.engine.sampler.fs, fs);
+        let prev = (i + INSTANTS - 1) % INSTANTS;
+        b.readers[prev] = Some(old);
+        b.engine.sampler.hw = Captured::load(&b.instants[i]).expect("instant loads");
+    }
+    let t = Instant::now();
+    let iv = b.engine.step();
+    let took = t.elapsed();
+    if timed {
+        assert!(
+            iv.is_some_and(|iv| iv.dt_s > 0.0),
+            "a forward step yields an interval"
+        );
+    }
+    black_box(took)
+}
+
+/// Times `iters` forward steps; the steps back to instant 0 are untimed.
 fn forward_steps(b: &mut Bench, iters: u64) -> Duration {
     let mut total = Duration::ZERO;
-    for _ in 0..iters {
-        advance(&mut b.engine, &b.instants[0]).expect("instant 0 loads");
-        black_box(b.engine.step());
-        advance(&mut b.engine, &b.instants[1]).expect("instant 1 loads");
-        let t = Instant::now();
-        let iv = b.engine.step();
-        total += t.elapsed();
-        assert!(
-            iv.is_some_and(|iv| iv.dt_s > 0.0),
-            "the forward step yields an interval"
-        );
+    let mut done = 0;
+    while done < iters {
+        step_to(b, 0, false);
+        for i in 1..INSTANTS {
+            if done < iters {
+                total += step_to(b, i, true);
+                done += 1;
+            }
+        }
     }
     total
 }
 
-/// Times `iters` steps that re-read instant 1's kept-open files.
-fn kept_open_steps(b: &mut Bench, iters: u64) -> Duration {
-    let mut total = Duration::ZERO;
-    for _ in 0..iters {
-        b.engine.sampler.hw = Captured::load(&b.instants[0]).expect("instant 0 loads");
-        black_box(b.engine.step());
-        b.engine.sampler.hw = Captured::load(&b.instants[1]).expect("instant 1 loads");
-        let t = Instant::now();
-        let iv = b.engine.step();
-        total += t.elapsed();
-        assert!(
-            iv.is_some_and(|iv| iv.dt_s > 0.0),
-            "the forward step yields an interval"
-        );
-    }
-    total
-}
-
-/// A bench engine whose reader stands at instant 1 and keeps its files open.
+/// A bench engine with one warmed kept-open reader per instant.
 fn kept_open_engine(flavor: Flavor, cpus: u32) -> Bench {
     let mut b = bench_engine(flavor, cpus);
-    advance(&mut b.engine, &b.instants[1]).expect("instant 1 loads");
+    // the engine's reader stands at instant 0; forks read the others
     b.engine.sampler.fs.set_keep_open(true);
-    black_box(b.engine.step());
+    let fs = &b.engine.sampler.fs;
+    b.readers = (0..INSTANTS)
+        .map(|i| (i > 0).then(|| fs.fork(Roots::under(&b.instants[i]))))
+        .collect();
+    b.engine.step();
+    // open every reader's files before timing
+    for _ in 0..2 {
+        for i in (1..INSTANTS).chain([0]) {
+            step_to(&mut b, i, false);
+        }
+    }
     b
 }
 
 fn step(c: &mut Criterion) {
-    let mut group = c.benchmark_group("step");
-    for flavor in [Flavor::IntelServer, Flavor::Vm] {
-        for cpus in [2, 64, 256, 1024] {
-            // made on first use, so a filtered run builds only what it times
-            let mut b: Option<Bench> = None;
-            group.bench_function(BenchmarkId::new(format!("{flavor:?}"), cpus), |bencher| {
-                let b = b.get_or_insert_with(|| bench_engine(flavor, cpus));
-                bencher.iter_custom(|iters| forward_steps(b, iters));
-            });
+    for (name, kept_open) in [("step", false), ("step_kept_open", true)] {
+        let mut group = c.benchmark_group(name);
+        for flavor in [Flavor::IntelServer, Flavor::Vm] {
+            for cpus in [2, 64, 256, 1024] {
+                // made on first use, so a filtered run builds only what it times
+                let mut b: Option<Bench> = None;
+                group.bench_function(BenchmarkId::new(format!("{flavor:?}"), cpus), |bencher| {
+                    let b = b.get_or_insert_with(|| {
+                        if kept_open {
+                            kept_open_engine(flavor, cpus)
+                        } else {
+                            bench_engine(flavor, cpus)
+                        }
+                    });
+                    bencher.iter_custom(|iters| forward_steps(b, iters));
+                });
+            }
         }
+        group.finish();
     }
-    group.finish();
-    let mut group = c.benchmark_group("step_kept_open");
-    for flavor in [Flavor::IntelServer, Flavor::Vm] {
-        for cpus in [2, 64, 256, 1024] {
-            let mut b: Option<Bench> = None;
-            group.bench_function(BenchmarkId::new(format!("{flavor:?}"), cpus), |bencher| {
-                let b = b.get_or_insert_with(|| kept_open_engine(flavor, cpus));
-                bencher.iter_custom(|iters| kept_open_steps(b, iters));
-            });
-        }
-    }
-    group.finish();
 }
 
 /// The snapshots of instants 0 and 1 of a fresh capture, and the engine.
 fn snapshots(flavor: Flavor, cpus: u32) -> (Bench, Snapshot, Snapshot) {
     let mut b = bench_engine(flavor, cpus);
+    b.engine.sampler.set_budget(usize::MAX);
     b.engine.step();
     let s0 = b.engine.last().expect("snapshot 0").clone();
     advance(&mut b.engine, &b.instants[1]).expect("instant 1 loads");

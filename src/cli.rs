@@ -58,6 +58,12 @@ pub struct Opts {
     /// Also write every raw input to DIR as a capture (with --batch).
     #[arg(long, global = true, value_name = "DIR")]
     pub capture: Option<PathBuf>,
+    /// Most per-CPU counter files (cpuidle, thermal throttle) one sample
+    /// reads; a machine with more reads them in rounds, and each CPU's
+    /// C-state and throttle figures then cover several intervals.
+    #[arg(long, global = true, value_name = "FILES", default_value_t = crate::sampler::DEFAULT_BUDGET,
+          value_parser = clap::value_parser!(usize))]
+    pub budget: usize,
 }
 
 /// Subcommands.

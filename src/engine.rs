@@ -1,16 +1,101 @@
 //! Turns a sampler into a stream of intervals: sample, delta with the
 //! previous snapshot, hand the interval to the sinks.
 
-use crate::interval::{self, Interval};
-use crate::ladder::{self, Status};
+use std::collections::BTreeMap;
+
+use crate::collect::cpuidle::IdleCounters;
+use crate::counter::{Width, delta};
+use crate::interval::{self, IdleRate, Interval};
+use crate::ladder::{self, Metric, Status};
 use crate::sampler::{Hardware, Sampler};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, Stamp};
 
 /// A sampler plus the previous snapshot.
 pub struct Engine<H: Hardware> {
     /// The sampler.
     pub sampler: Sampler<H>,
     prev: Option<Snapshot>,
+    rounds: Rounds,
+}
+
+/// Per-CPU counter figures when the sampler reads the files in rounds:
+/// each CPU's last read, and the figures between its last two reads, which
+/// stand until its next read.
+#[derive(Debug, Default)]
+struct Rounds {
+    last: BTreeMap<u32, LastRead>,
+    figures: BTreeMap<u32, Figures>,
+}
+
+#[derive(Debug)]
+struct LastRead {
+    at: Stamp,
+    idle: Option<Vec<IdleCounters>>,
+    throttle: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Figures {
+    window_s: f64,
+    idle: Vec<IdleRate>,
+    throttle: Option<u64>,
+}
+
+impl Rounds {
+    /// Takes in the CPUs the last sample read and writes every CPU's
+    /// latest figures into `iv`.
+    fn update(
+        &mut self,
+        m: &crate::machine::Machine,
+        read: impl Iterator<Item = u32>,
+        cur: &Snapshot,
+        iv: Option<&mut Interval>,
+    ) {
+        let online = |c: &u32| cur.online.binary_search(c).is_ok();
+        self.last.retain(|c, _| online(c));
+        self.figures.retain(|c, _| online(c));
+        for cpu in read {
+            let f = cur.files.get(&cpu);
+            let now = LastRead {
+                at: cur.time,
+                idle: f.and_then(|f| f.idle.clone()),
+                throttle: f.and_then(|f| f.throttle.as_ref()).and_then(|t| t.core),
+            };
+            if let Some(before) = self.last.get(&cpu) {
+                let dt_ns = now.at.mono_ns.saturating_sub(before.at.mono_ns);
+                let window_s = dt_ns as f64 / 1e9;
+                let idle = m.idle_states.get(&cpu).map_or_else(Vec::new, |states| {
+                    interval::idle_rates(
+                        states,
+                        before.idle.as_deref(),
+                        now.idle.as_deref(),
+                        window_s,
+                    )
+                });
+                let throttle = match (before.throttle, now.throttle) {
+                    (Some(a), Some(b)) if dt_ns > 0 => delta(a, b, Width::Bits64),
+                    _ => None,
+                };
+                self.figures.insert(
+                    cpu,
+                    Figures {
+                        window_s,
+                        idle,
+                        throttle,
+                    },
+                );
+            }
+            self.last.insert(cpu, now);
+        }
+        let Some(iv) = iv else { return };
+        for r in &mut iv.cpus {
+            if let Some(f) = self.figures.get(&r.cpu) {
+                r.idle.clone_from(&f.idle);
+                r.throttle = f.throttle;
+                r.window_s = Some(f.window_s);
+            }
+        }
+    }
 }
 
 impl<H: Hardware> Engine<H> {
@@ -19,13 +104,14 @@ impl<H: Hardware> Engine<H> {
         Engine {
             sampler,
             prev: None,
+            rounds: Rounds::default(),
         }
     }
 
     /// Takes a snapshot; returns the interval since the previous one, if any.
     pub fn step(&mut self) -> Option<Interval> {
         let cur = self.sampler.sample();
-        let iv = self.prev.as_ref().map(|prev| {
+        let mut iv = self.prev.as_ref().map(|prev| {
             interval::delta_of(
                 &self.sampler.machine,
                 self.sampler.freq_source(),
@@ -33,6 +119,13 @@ impl<H: Hardware> Engine<H> {
                 &cur,
             )
         });
+        if self.sampler.rounds() > 1 {
+            let read = self.sampler.last_round();
+            self.rounds
+                .update(&self.sampler.machine, read, &cur, iv.as_mut());
+        } else if !self.rounds.last.is_empty() {
+            self.rounds = Rounds::default();
+        }
         if let Some(old) = self.prev.replace(cur) {
             self.sampler.recycle(old);
         }
@@ -46,7 +139,7 @@ impl<H: Hardware> Engine<H> {
 
     /// Describes each metric's source, from the latest snapshot.
     pub fn statuses(&self) -> Vec<Status> {
-        match &self.prev {
+        let mut out = match &self.prev {
             Some(s) => ladder::statuses(
                 &self.sampler.machine,
                 self.sampler.hw.probe(),
@@ -54,7 +147,26 @@ impl<H: Hardware> Engine<H> {
                 s,
             ),
             None => Vec::new(),
+        };
+        let rounds = self.sampler.rounds();
+        if rounds > 1 {
+            let says = format!(
+                "{} files a CPU, read in {rounds} rounds to stay within --budget {} \
+                 files a sample: each CPU's figures cover its last {rounds} intervals",
+                self.sampler.files_per_cpu(),
+                self.sampler.budget()
+            );
+            for st in &mut out {
+                if matches!(st.metric, Metric::OsCstates | Metric::Throttle) && st.source.is_some()
+                {
+                    st.note = Some(match st.note.take() {
+                        Some(n) => format!("{n}; {says}"),
+                        None => says.clone(),
+                    });
+                }
+            }
         }
+        out
     }
 }
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::collect::cpuidle::{IdleCounters, IdleStateInfo};
 use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::CpuTimes;
 use crate::counter::{Width, delta, per_second, percent};
@@ -92,6 +93,11 @@ pub struct CpuRates {
     pub hw_cstates: Vec<(String, Option<f64>)>,
     /// cpuidle per state.
     pub idle: Vec<IdleRate>,
+    /// Seconds the `idle` and `throttle` figures cover when that is not
+    /// this interval: on a machine whose per-CPU counter files are read in
+    /// rounds, the time between this CPU's last two reads (the figures
+    /// stand until its next read). `None`: they cover the interval.
+    pub window_s: Option<f64>,
     /// All interrupts (every /proc/interrupts row), per second.
     pub irq_per_s: Option<f64>,
     /// Local timer interrupts per second (LOC, arm64 `arch_timer`).
@@ -433,13 +439,25 @@ fn fill_idle(r: &mut CpuRates, m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_
     let Some(states) = m.idle_states.get(&r.cpu) else {
         return;
     };
-    let a = prev.files.get(&r.cpu).and_then(|f| f.idle.as_ref());
-    let b = cur.files.get(&r.cpu).and_then(|f| f.idle.as_ref());
+    let a = prev.files.get(&r.cpu).and_then(|f| f.idle.as_deref());
+    let b = cur.files.get(&r.cpu).and_then(|f| f.idle.as_deref());
+    r.idle = idle_rates(states, a, b, dt_s);
+}
+
+/// cpuidle figures of each state between two reads `dt_s` seconds apart;
+/// a state missing from either read is unknown.
+pub fn idle_rates(
+    states: &[IdleStateInfo],
+    a: Option<&[IdleCounters]>,
+    b: Option<&[IdleCounters]>,
+    dt_s: f64,
+) -> Vec<IdleRate> {
+    let mut out = Vec::with_capacity(states.len());
     for (i, st) in states.iter().enumerate() {
         let pa = a.and_then(|v| v.get(i));
         let pb = b.and_then(|v| v.get(i));
-        let d = |f: fn(&crate::collect::cpuidle::IdleCounters) -> Option<u64>| match (pa, pb) {
-            (Some(x), Some(y)) => match (f(x), f(y)) {
+        let d = |f: fn(&IdleCounters) -> Option<u64>| match (pa, pb) {
+            (Some(x), Some(y)) if dt_s > 0.0 => match (f(x), f(y)) {
                 (Some(x), Some(y)) => delta(x, y, Width::Bits64),
                 _ => None,
             },
@@ -450,7 +468,7 @@ fn fill_idle(r: &mut CpuRates, m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_
         // cpuidle time is credited on exit, so a CPU that slept across the
         // whole interval and woke just now can exceed 100 %: cap it
         let pct = time.map(|t| (t as f64 / (dt_s * 1e6) * 100.0).min(100.0));
-        r.idle.push(IdleRate {
+        out.push(IdleRate {
             name: st.name.clone(),
             pct,
             per_s: usage.and_then(|u| per_second(u, dt_s)),
@@ -461,6 +479,7 @@ fn fill_idle(r: &mut CpuRates, m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_
             disabled: st.disabled,
         });
     }
+    out
 }
 
 fn count_rate(a: Option<&u64>, b: Option<&u64>, dt_s: f64) -> Option<f64> {

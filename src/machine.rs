@@ -69,7 +69,8 @@ impl Machine {
             Ok(cpus) if !cpus.is_empty() => (cpus, None),
             Ok(_) | Err(_) => guess_online(fs, &cpuinfo),
         };
-        let topology = topology::read_topology(fs, &online);
+        let mut topology = topology::read_topology(fs, &online);
+        topology.sort_by_key(|t| t.cpu);
         let mut cpufreq = Vec::new();
         let mut cpufreq_missing = None;
         for &cpu in &online {
@@ -150,7 +151,11 @@ impl Machine {
 
     /// Returns the topology of one CPU.
     pub fn topo(&self, cpu: u32) -> Option<&CpuTopology> {
-        self.topology.iter().find(|t| t.cpu == cpu)
+        // sorted by CPU at construction: this runs per CPU per sample
+        self.topology
+            .binary_search_by_key(&cpu, |t| t.cpu)
+            .ok()
+            .map(|i| &self.topology[i])
     }
 
     /// Returns one CPU per package (the lowest), for package-scope counters.

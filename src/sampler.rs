@@ -3,13 +3,16 @@
 
 use std::collections::BTreeMap;
 
+use crate::collect::cpuidle::IdleCounters;
+use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
-use crate::collect::{cpufreq, cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
+use crate::collect::topology::CPU_DIR;
+use crate::collect::{cpuidle, interrupts, softirqs, stat, x86};
 use crate::counter::Width;
 use crate::ladder::{self, FreqSource, Probe};
 use crate::machine::{self, Machine};
 use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot, Stamp};
-use crate::source::fs::{Base, Fs};
+use crate::source::fs::{Base, FileId, Fs};
 use crate::source::perf::{PerfCounts, PerfEvent};
 
 /// What gives the sampler its clock, perf counts and MSRs.
@@ -36,7 +39,120 @@ pub struct Sampler<H: Hardware> {
     pub machine: Machine,
     freq: Option<FreqSource>,
     plan: MsrPlan,
+    files: FilePlan,
     spare: Spare,
+    /// Samples taken, which picks the cpuidle round.
+    samples: u64,
+    /// Most per-CPU counter files one sample reads; see [`Self::rounds`].
+    budget: usize,
+    /// Each CPU's last cpuidle read, to skip states whose `usage` held.
+    idle_last: BTreeMap<u32, Vec<IdleCounters>>,
+}
+
+/// Default for [`Sampler::set_budget`]: a 64-CPU server with four idle
+/// states (17 files a CPU) and a 192-CPU one with two (9) are read whole
+/// every sample; a 1024-CPU server takes nine rounds.
+pub const DEFAULT_BUDGET: usize = 2048;
+
+/// The kernel files read every interval, registered with `Fs` once per
+/// plan so that each read is one `pread` on a kept-open file.
+#[derive(Debug)]
+struct FilePlan {
+    stat: FileId,
+    interrupts: FileId,
+    softirqs: FileId,
+    cpus: Vec<CpuFileIds>,
+    powercap: Vec<(String, FileId)>,
+    hwmon: Vec<(String, FileId)>,
+    /// Sum of the per-CPU counter files read in rounds, over every CPU.
+    round_files: usize,
+}
+
+#[derive(Debug)]
+struct CpuFileIds {
+    cpu: u32,
+    idle: Option<Vec<cpuidle::StateFiles>>,
+    cur_khz: Option<FileId>,
+    throttle_core: Option<FileId>,
+    /// Only on the package's first CPU, the one the package rate reads.
+    throttle_pkg: Option<FileId>,
+}
+
+impl FilePlan {
+    fn new(fs: &mut Fs, m: &Machine, freq: Option<FreqSource>, powercap: bool) -> Self {
+        let want_cur = matches!(freq, Some(FreqSource::Cpufreq));
+        let leaders = m.package_leaders();
+        let cpus: Vec<CpuFileIds> = m
+            .online
+            .iter()
+            .map(|&cpu| {
+                let idle = m
+                    .idle_states
+                    .get(&cpu)
+                    .map(|states| cpuidle::state_files(fs, cpu, states));
+                let cur_khz = want_cur
+                    .then(|| m.cpufreq.iter().find(|c| c.cpu == cpu))
+                    .flatten()
+                    .and_then(|info| info.cur_path.as_deref())
+                    .map(|p| fs.file_id(Base::Sys, p));
+                let (throttle_core, throttle_pkg) = if m.has_throttle {
+                    let dir = format!("{CPU_DIR}/cpu{cpu}/thermal_throttle");
+                    (
+                        Some(fs.file_id(Base::Sys, &format!("{dir}/core_throttle_count"))),
+                        leaders.contains(&cpu).then(|| {
+                            fs.file_id(Base::Sys, &format!("{dir}/package_throttle_count"))
+                        }),
+                    )
+                } else {
+                    (None, None)
+                };
+                CpuFileIds {
+                    cpu,
+                    idle,
+                    cur_khz,
+                    throttle_core,
+                    throttle_pkg,
+                }
+            })
+            .collect();
+        let powercap = if powercap {
+            m.rapl_zones
+                .iter()
+                .map(|z| {
+                    let id = fs.file_id(Base::Sys, &format!("{}/energy_uj", z.path));
+                    (z.id.clone(), id)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let hwmon = m
+            .hwmon
+            .iter()
+            .map(|s| {
+                (
+                    format!("{}/temp{}", s.dir, s.index),
+                    fs.file_id(Base::Sys, &s.path),
+                )
+            })
+            .collect();
+        let round_files = cpus
+            .iter()
+            .map(|c| {
+                c.idle.as_deref().map_or(0, cpuidle::file_count)
+                    + usize::from(c.throttle_core.is_some())
+            })
+            .sum();
+        FilePlan {
+            round_files,
+            stat: fs.file_id(Base::Proc, "stat"),
+            interrupts: fs.file_id(Base::Proc, "interrupts"),
+            softirqs: fs.file_id(Base::Proc, "softirqs"),
+            cpus,
+            powercap,
+            hwmon,
+        }
+    }
 }
 
 /// Tables of a snapshot no longer needed, refilled in place by the next
@@ -67,17 +183,66 @@ impl<H: Hardware> Sampler<H> {
     }
 
     /// Starts from facts already read (the hardware probe needs them first).
-    pub fn with_machine(fs: Fs, machine: Machine, hw: H) -> Self {
+    pub fn with_machine(mut fs: Fs, machine: Machine, hw: H) -> Self {
+        let files = FilePlan::new(&mut fs, &machine, None, false);
         let mut s = Sampler {
             fs,
             hw,
             machine,
             freq: None,
             plan: MsrPlan::default(),
+            files,
             spare: Spare::default(),
+            samples: 0,
+            budget: DEFAULT_BUDGET,
+            idle_last: BTreeMap::new(),
         };
         s.plan();
         s
+    }
+
+    /// Sets the most per-CPU counter files (cpuidle `time`, `usage`,
+    /// `above`, `below`; `core_throttle_count`) one sample reads, at least
+    /// one. A machine with more reads them in rounds: round `r` of `n` reads
+    /// the CPUs at positions `r, r+n, …` of the online list, so each CPU is
+    /// read every `n`th sample and its C-state and throttle figures cover
+    /// `n` intervals (the engine computes them).
+    ///
+    /// Each file is one `pread` of 1–2.5 µs, as many as 17 a CPU: reading
+    /// them all each second on 1024 CPUs would cost 20–40 ms a sample.
+    pub fn set_budget(&mut self, files: usize) {
+        self.budget = files.max(1);
+    }
+
+    /// How many rounds the per-CPU counter files are read in (1: all of
+    /// them every sample).
+    pub fn rounds(&self) -> usize {
+        self.files.round_files.div_ceil(self.budget).max(1)
+    }
+
+    /// Returns the per-sample file budget.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Returns the per-CPU counter files a CPU has (the mean over CPUs,
+    /// rounded up).
+    pub fn files_per_cpu(&self) -> usize {
+        self.files
+            .round_files
+            .div_ceil(self.files.cpus.len().max(1))
+    }
+
+    /// The CPUs whose per-CPU counter files the last sample read.
+    pub fn last_round(&self) -> impl Iterator<Item = u32> + '_ {
+        let rounds = self.rounds();
+        let round = usize::try_from(self.samples.wrapping_sub(1) % rounds as u64).unwrap_or(0);
+        self.files
+            .cpus
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| i % rounds == round)
+            .map(|(_, c)| c.cpu)
     }
 
     /// Returns the frequency source in use.
@@ -137,6 +302,8 @@ impl<H: Hardware> Sampler<H> {
         }
         // powercap is the last energy rung: never read it beside a better one
         plan.powercap = !probe.perf_any(PerfEvent::EnergyPkg) && plan.rapl.is_none();
+        self.files = FilePlan::new(&mut self.fs, &self.machine, self.freq, plan.powercap);
+        self.idle_last.clear();
         self.plan = plan;
     }
 
@@ -159,12 +326,12 @@ impl<H: Hardware> Sampler<H> {
         }
         let fs = &mut self.fs;
         let stat = fs
-            .read(Base::Proc, "stat")
+            .read_id(self.files.stat)
             .map_err(|e| e.to_string())
             .and_then(|t| stat::parse(t).map_err(|e| e.to_string()));
         let mut table = self.spare.interrupts.take().unwrap_or_default();
         let interrupts = fs
-            .read(Base::Proc, "interrupts")
+            .read_id(self.files.interrupts)
             .map_err(|e| e.to_string())
             .and_then(|t| {
                 interrupts::parse_interrupts_into(t, &mut table).map_err(|e| e.to_string())
@@ -172,11 +339,12 @@ impl<H: Hardware> Sampler<H> {
             .map(|()| table);
         let mut table = self.spare.softirqs.take().unwrap_or_default();
         let softirqs = fs
-            .read(Base::Proc, "softirqs")
+            .read_id(self.files.softirqs)
             .map_err(|e| e.to_string())
             .and_then(|t| softirqs::parse_softirqs_into(t, &mut table).map_err(|e| e.to_string()))
             .map(|()| table);
-        let files = self.read_cpu_files(&online);
+        let files = self.read_cpu_files();
+        self.samples += 1;
         let powercap_uj = self.read_powercap();
         let hwmon_mc = self.read_hwmon();
         let mut snap = Snapshot {
@@ -204,49 +372,63 @@ impl<H: Hardware> Sampler<H> {
         self.spare.softirqs = old.softirqs.ok();
     }
 
-    fn read_cpu_files(&mut self, online: &[u32]) -> BTreeMap<u32, CpuFiles> {
+    fn read_cpu_files(&mut self) -> BTreeMap<u32, CpuFiles> {
+        let rounds = self.rounds();
+        let round = usize::try_from(self.samples % rounds as u64).unwrap_or(0);
+        let fs = &mut self.fs;
         let mut out = BTreeMap::new();
-        let want_cur = matches!(self.freq, Some(FreqSource::Cpufreq));
-        for &cpu in online {
-            let mut f = CpuFiles::default();
-            if let Some(states) = self.machine.idle_states.get(&cpu) {
-                f.idle = cpuidle::read_counters(&mut self.fs, cpu, states).ok();
-            }
-            if want_cur && let Some(info) = self.machine.cpufreq.iter().find(|c| c.cpu == cpu) {
-                f.cur_khz = cpufreq::read_cur_khz_from(&mut self.fs, info).ok();
-            }
-            if self.machine.has_throttle {
-                let t = hwmon::read_throttle(&mut self.fs, cpu);
+        for (i, ids) in self.files.cpus.iter().enumerate() {
+            let in_round = i % rounds == round;
+            let idle = match &ids.idle {
+                Some(files) if in_round => {
+                    let last = self.idle_last.get(&ids.cpu).map(Vec::as_slice);
+                    let read = cpuidle::read_state_files(fs, files, last).ok();
+                    match &read {
+                        Some(v) => self.idle_last.insert(ids.cpu, v.clone()),
+                        None => self.idle_last.remove(&ids.cpu),
+                    };
+                    read
+                }
+                _ => None,
+            };
+            let mut f = CpuFiles {
+                idle,
+                cur_khz: ids.cur_khz.and_then(|id| fs.read_u64_id(id).ok()),
+                throttle: None,
+            };
+            if ids.throttle_core.is_some() || ids.throttle_pkg.is_some() {
+                let t = ThrottleCounts {
+                    core: ids
+                        .throttle_core
+                        .filter(|_| in_round)
+                        .and_then(|id| fs.read_u64_id(id).ok()),
+                    package: ids.throttle_pkg.and_then(|id| fs.read_u64_id(id).ok()),
+                };
                 if t.core.is_some() || t.package.is_some() {
                     f.throttle = Some(t);
                 }
             }
-            out.insert(cpu, f);
+            out.insert(ids.cpu, f);
         }
         out
     }
 
     fn read_powercap(&mut self) -> BTreeMap<String, u64> {
-        let mut out = BTreeMap::new();
-        if !self.plan.powercap {
-            return out;
-        }
-        for z in &self.machine.rapl_zones {
-            if let Ok(v) = powercap::read_energy_uj(&mut self.fs, z) {
-                out.insert(z.id.clone(), v);
-            }
-        }
-        out
+        let fs = &mut self.fs;
+        self.files
+            .powercap
+            .iter()
+            .filter_map(|(zone, id)| Some((zone.clone(), fs.read_u64_id(*id).ok()?)))
+            .collect()
     }
 
     fn read_hwmon(&mut self) -> BTreeMap<String, i64> {
-        let mut out = BTreeMap::new();
-        for s in &self.machine.hwmon {
-            if let Ok(v) = hwmon::read_temp(&mut self.fs, s) {
-                out.insert(format!("{}/temp{}", s.dir, s.index), v);
-            }
-        }
-        out
+        let fs = &mut self.fs;
+        self.files
+            .hwmon
+            .iter()
+            .filter_map(|(key, id)| Some((key.clone(), fs.read_i64_id(*id).ok()?)))
+            .collect()
     }
 
     fn read_perf(&mut self, snap: &mut Snapshot) {

@@ -583,7 +583,6 @@ fn cpuidle_tigerlake_above_below_rejected() {
         usage: u,
         above: Some(a),
         below: Some(b),
-        rejected: Some(0),
     };
     let states = states_of(&mut fs, 0);
     assert_eq!(
@@ -694,12 +693,11 @@ fn cpuidle_arm64_psci_per_cpu_driver() {
             (Some(lat_res[i].0), Some(lat_res[i].1))
         );
     }
-    let c = |t, u, a, b, r| IdleCounters {
+    let c = |t, u, a, b, _rejected: u64| IdleCounters {
         time_us: t,
         usage: u,
         above: Some(a),
         below: Some(b),
-        rejected: Some(r),
     };
     let states = states_of(&mut fs, 7);
     assert_eq!(

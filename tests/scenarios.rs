@@ -798,3 +798,73 @@ fn tree_of_1024_cpus_is_read_fully() {
     // 1023 CPUs at 250 and CPU1 at 4
     close(Some(loc.total), 1023.0 * 250.0 + 4.0);
 }
+
+#[test]
+fn per_cpu_files_past_the_budget_are_read_in_rounds_over_each_cpus_own_window() {
+    // 8 CPUs × 17 files (POLL, C1, C1E, C6 × time/usage/above/below, and
+    // core_throttle_count) = 136; a budget of 34 makes 4 rounds: sample s
+    // reads the CPUs at positions s % 4 and s % 4 + 4
+    let dir = capture(&Spec {
+        instants: 6,
+        ..Spec::new(Flavor::IntelServer, 8)
+    });
+    noisetop::source::capture::write_budget(&dir.path().join("0000"), 34).unwrap();
+    let (ivs, statuses) = replay(dir.path());
+    assert_eq!(ivs.len(), 5);
+    // interval 4 ends at sample 4, which read CPUs 0 and 4 for the second
+    // time (samples 0 and 4): their figures cover those 4 seconds
+    let iv = &ivs[3];
+    assert_eq!(cpu(iv, 0).window_s, Some(4.0));
+    close(idle(cpu(iv, 0), "C6").pct, 40.0);
+    close(idle(cpu(iv, 0), "C6").per_s, 200.0);
+    close(idle(cpu(iv, 0), "C1").above_per_s, 100.0);
+    close(idle(cpu(iv, 0), "C1E").below_per_s, 25.0);
+    assert_eq!(cpu(iv, 4).throttle, Some(0));
+    // CPU1 was read once (sample 1): nothing to compare with yet
+    assert_eq!(cpu(iv, 1).window_s, None);
+    assert_eq!(idle(cpu(iv, 1), "C6").pct, None);
+    assert_eq!(cpu(iv, 1).throttle, None);
+    // the last interval adds CPUs 1 and 5 (samples 1 and 5); CPU0's
+    // figures stand until its next read
+    let iv = &ivs[4];
+    assert_eq!(cpu(iv, 1).window_s, Some(4.0));
+    close(idle(cpu(iv, 1), "C6").pct, 95.0);
+    close(idle(cpu(iv, 1), "C6").per_s, 20.0);
+    // CPU5's core_throttle_count advances 2/s: 8 over its 4 s window
+    assert_eq!(cpu(iv, 5).throttle, Some(8));
+    assert_eq!(cpu(iv, 0).window_s, Some(4.0));
+    close(idle(cpu(iv, 0), "C6").pct, 40.0);
+    // CPUs 2, 3, 6, 7 were read once: unknown, not 0
+    for n in [2, 3, 6, 7] {
+        assert_eq!(cpu(iv, n).window_s, None, "cpu {n}");
+        assert!(cpu(iv, n).idle.iter().all(|s| s.pct.is_none()), "cpu {n}");
+    }
+    // everything else is still per interval: package throttle, IRQs
+    assert_eq!(iv.pkgs[0].throttle, Some(1));
+    close(cpu(iv, 2).loc_per_s, 250.0);
+    let note = status(&statuses, Metric::OsCstates).note.clone().unwrap();
+    assert!(
+        note.contains("17 files a CPU, read in 4 rounds to stay within --budget 34"),
+        "{note}"
+    );
+}
+
+#[test]
+fn a_budget_that_fits_reads_every_cpu_every_sample() {
+    let dir = capture(&Spec {
+        instants: 3,
+        ..Spec::new(Flavor::IntelServer, 8)
+    });
+    noisetop::source::capture::write_budget(&dir.path().join("0000"), 136).unwrap();
+    let (ivs, statuses) = replay(dir.path());
+    for iv in &ivs {
+        assert!(iv.cpus.iter().all(|c| c.window_s.is_none()));
+        close(idle(cpu(iv, 1), "C6").pct, 95.0);
+        assert_eq!(cpu(iv, 5).throttle, Some(2));
+    }
+    let note = status(&statuses, Metric::OsCstates).note.clone();
+    assert!(
+        note.as_ref().is_none_or(|n| !n.contains("rounds")),
+        "{note:?}"
+    );
+}

@@ -48,6 +48,7 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let count = opts.count.unwrap_or(u64::MAX);
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, Recorder::new(hw)));
+    engine.sampler.set_budget(opts.budget);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let start = Instant::now();
@@ -72,6 +73,10 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
                 .hw
                 .flush(&capture::instant_dir(dir, i as usize))
                 .with_context(|| format!("cannot write capture to {}", dir.display()))?;
+            if i == 0 {
+                capture::write_budget(&capture::instant_dir(dir, 0), opts.budget)
+                    .with_context(|| format!("cannot write capture to {}", dir.display()))?;
+            }
         }
         if let (Some(iv), true) = (iv, print) {
             if print_interval(&mut out, &iv, opts).is_err() {
@@ -118,7 +123,9 @@ pub fn open_replay(dir: &Path) -> Result<(Vec<std::path::PathBuf>, Engine<Captur
     let hw = Captured::load(first).map_err(anyhow::Error::msg)?;
     let mut fs = Fs::new(Roots::under(first));
     fs.set_keep_open(false);
-    let sampler = Sampler::new(fs, hw);
+    let mut sampler = Sampler::new(fs, hw);
+    // replay reads the rounds the capture read
+    sampler.set_budget(capture::read_budget(first).unwrap_or(crate::sampler::DEFAULT_BUDGET));
     Ok((instants, Engine::new(sampler)))
 }
 

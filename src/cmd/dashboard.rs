@@ -107,7 +107,8 @@ pub fn live(opts: &Opts) -> Result<()> {
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
     let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
-    let engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
+    let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
+    engine.sampler.set_budget(opts.budget);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(opts.interval));
     let (tx, rx) = feed::live_channel();

@@ -35,6 +35,8 @@ pub fn run(opts: &Opts) -> Result<()> {
     let machine = Machine::read(&mut fs);
     let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
+    // one instant for scripts: every CPU's files, whatever the machine size
+    engine.sampler.set_budget(usize::MAX);
     engine.step();
     let sources = engine.statuses();
     let snap = engine.last().expect("a snapshot was just taken");

@@ -1,12 +1,15 @@
 //! Reads the OS idle states (cpuidle): the driver and governor, each CPU's
 //! states (name, exit latency, target residency, disabled) discovered once,
-//! and the per-interval counters (`time`, `usage`, `above`, `below`,
-//! `rejected`) read with one read per file and no directory listing.
+//! and the per-interval counters (`time`, `usage`, `above`, `below`), each
+//! file registered once and then read with one `pread` per interval.
+//! `rejected` (driver refusals, Linux 5.9+) is recorded as a fact but not
+//! read each interval: nothing shows it, and on a 1024-CPU machine every
+//! counter file costs a thousand reads a second.
 
 use serde::Serialize;
 
 use crate::collect::topology::{CPU_DIR, numbered, opt_flag, opt_text, opt_u64};
-use crate::source::fs::{Base, Fs, ReadError};
+use crate::source::fs::{Base, FileId, Fs, ReadError};
 
 /// The cpuidle driver and governor in use.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -35,7 +38,7 @@ pub struct IdleStateInfo {
     pub disabled: Option<bool>,
     /// Whether `above` and `below` exist (Linux 5.1+), so counters read them.
     pub has_above_below: bool,
-    /// Whether `rejected` exists (Linux 5.9+), so counters read it.
+    /// Whether `rejected` exists (Linux 5.9+).
     pub has_rejected: bool,
 }
 
@@ -50,8 +53,14 @@ pub struct IdleCounters {
     pub above: Option<u64>,
     /// Entries where a deeper state would have fit (`below`).
     pub below: Option<u64>,
-    /// Entries refused by the driver (`rejected`).
-    pub rejected: Option<u64>,
+}
+
+/// The counter files of one idle state of one CPU, registered with `Fs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateFiles {
+    time: FileId,
+    usage: FileId,
+    above_below: Option<(FileId, FileId)>,
 }
 
 /// Reads the cpuidle driver and governor; each is `None` when unknown.
@@ -109,47 +118,76 @@ fn read_state(fs: &mut Fs, dir: &str, index: u32) -> IdleStateInfo {
     }
 }
 
-/// Reads the counters of the given states of one CPU, one read per file.
-/// `Err` if any `time` or `usage` cannot be read (the CPU went offline).
+/// Registers the counter files of a CPU's states (nothing is opened yet).
+pub fn state_files(fs: &mut Fs, cpu: u32, states: &[IdleStateInfo]) -> Vec<StateFiles> {
+    states
+        .iter()
+        .map(|s| {
+            let dir = format!("{CPU_DIR}/cpu{cpu}/cpuidle/state{}", s.index);
+            let mut id = |f: &str| fs.file_id(Base::Sys, &format!("{dir}/{f}"));
+            StateFiles {
+                time: id("time"),
+                usage: id("usage"),
+                above_below: s.has_above_below.then(|| (id("above"), id("below"))),
+            }
+        })
+        .collect()
+}
+
+/// Reads the counters of every state in `files`; an unreadable `time` or
+/// `usage` fails the CPU, an unreadable `above`/`below` is `None`.
+///
+/// `last` is this CPU's previous read. A state's `time`, `above` and
+/// `below` change only when the kernel accounts an exit from it, which also
+/// increments `usage` (`cpuidle_enter_state`); so when `usage` is unchanged
+/// the other three are too and are not read again. States a CPU never uses
+/// (POLL on a server, the deep states of a busy core) cost one read.
+pub fn read_state_files(
+    fs: &mut Fs,
+    files: &[StateFiles],
+    last: Option<&[IdleCounters]>,
+) -> Result<Vec<IdleCounters>, ReadError> {
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let usage = fs.read_u64_id(f.usage)?;
+            if let Some(prev) = last.and_then(|l| l.get(i))
+                && prev.usage == usage
+            {
+                return Ok(prev.clone());
+            }
+            let time_us = fs.read_u64_id(f.time)?;
+            let (above, below) = match f.above_below {
+                Some((a, b)) => (fs.read_u64_id(a).ok(), fs.read_u64_id(b).ok()),
+                None => (None, None),
+            };
+            Ok(IdleCounters {
+                time_us,
+                usage,
+                above,
+                below,
+            })
+        })
+        .collect()
+}
+
+/// How many counter files `files` registers (the most one read opens).
+pub fn file_count(files: &[StateFiles]) -> usize {
+    files
+        .iter()
+        .map(|f| if f.above_below.is_some() { 4 } else { 2 })
+        .sum()
+}
+
+/// Reads the counters of `states` of `cpu` (registering their files).
 pub fn read_counters(
     fs: &mut Fs,
     cpu: u32,
     states: &[IdleStateInfo],
 ) -> Result<Vec<IdleCounters>, ReadError> {
-    states
-        .iter()
-        .map(|s| read_state_counters(fs, cpu, s))
-        .collect()
-}
-
-fn read_state_counters(
-    fs: &mut Fs,
-    cpu: u32,
-    s: &IdleStateInfo,
-) -> Result<IdleCounters, ReadError> {
-    let dir = format!("{CPU_DIR}/cpu{cpu}/cpuidle/state{}", s.index);
-    let time_us = fs.read_u64(Base::Sys, &format!("{dir}/time"))?;
-    let usage = fs.read_u64(Base::Sys, &format!("{dir}/usage"))?;
-    let (above, below) = if s.has_above_below {
-        (
-            opt_u64(fs, &format!("{dir}/above")),
-            opt_u64(fs, &format!("{dir}/below")),
-        )
-    } else {
-        (None, None)
-    };
-    let rejected = if s.has_rejected {
-        opt_u64(fs, &format!("{dir}/rejected"))
-    } else {
-        None
-    };
-    Ok(IdleCounters {
-        time_us,
-        usage,
-        above,
-        below,
-        rejected,
-    })
+    let files = state_files(fs, cpu, states);
+    read_state_files(fs, &files, None)
 }
 
 #[cfg(test)]
@@ -183,6 +221,42 @@ mod tests {
     }
 
     #[test]
+    fn a_state_whose_usage_held_is_not_read_again() {
+        let (dir, mut fs) = tree();
+        for (f, v) in [
+            ("name", "C6"),
+            ("time", "500"),
+            ("usage", "7"),
+            ("above", "1"),
+            ("below", "2"),
+        ] {
+            put(&dir, &format!("cpu0/cpuidle/state3/{f}"), &format!("{v}\n"));
+        }
+        let states = read_states(&mut fs, 0).unwrap();
+        let files = state_files(&mut fs, 0, &states);
+        assert_eq!(file_count(&files), 4);
+        let first = read_state_files(&mut fs, &files, None).unwrap();
+        assert_eq!((first[0].time_us, first[0].usage), (500, 7));
+        // the kernel moves time, above and below only with usage; a file
+        // changed alone here proves the sampler did not read it
+        put(&dir, "cpu0/cpuidle/state3/time", "999\n");
+        let held = read_state_files(&mut fs, &files, Some(&first)).unwrap();
+        assert_eq!(held, first);
+        put(&dir, "cpu0/cpuidle/state3/usage", "8\n");
+        put(&dir, "cpu0/cpuidle/state3/below", "3\n");
+        let moved = read_state_files(&mut fs, &files, Some(&first)).unwrap();
+        assert_eq!(
+            moved,
+            [IdleCounters {
+                time_us: 999,
+                usage: 8,
+                above: Some(1),
+                below: Some(3),
+            }]
+        );
+    }
+
+    #[test]
     fn missing_files_and_garbage_values() {
         let (dir, mut fs) = tree();
         put(&dir, "cpu0/cpuidle/state0/time", "5\n");
@@ -212,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn counters_with_above_below_rejected() {
+    fn counters_with_above_below_and_rejected_not_read() {
         let (dir, mut fs) = tree();
         for (f, v) in [
             ("name", "C1"),
@@ -234,7 +308,6 @@ mod tests {
                 usage: 0,
                 above: Some(3),
                 below: Some(4),
-                rejected: None
             }]
         );
     }

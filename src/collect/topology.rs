@@ -85,7 +85,9 @@ fn read_set(fs: &mut Fs, name: &str) -> Option<Vec<u32>> {
 pub fn online_cpus(fs: &mut Fs) -> Result<Vec<u32>, ReadError> {
     let rel = format!("{CPU_DIR}/online");
     let path = fs.roots().path(Base::Sys, &rel);
-    let first = match fs.read(Base::Sys, &rel) {
+    // read every interval: kept open
+    let id = fs.file_id(Base::Sys, &rel);
+    let first = match fs.read_id(id) {
         Ok(text) => return cpulist::parse(text).map_err(|msg| ReadError::Io(path, msg)),
         Err(e) => e,
     };

@@ -21,6 +21,25 @@ pub fn instant_dir(root: &Path, i: usize) -> PathBuf {
     root.join(format!("{i:04}"))
 }
 
+/// Records the per-sample file budget a capture was taken with
+/// (`noisetop/budget` of instant 0), so that its replay reads the same
+/// rounds.
+pub fn write_budget(instant0: &Path, budget: usize) -> io::Result<()> {
+    let nt = instant0.join("noisetop");
+    std::fs::create_dir_all(&nt)?;
+    std::fs::write(nt.join("budget"), format!("{budget}\n"))
+}
+
+/// Reads the budget [`write_budget`] recorded; `None` for a capture made
+/// before it was recorded, or a garbled file.
+pub fn read_budget(instant0: &Path) -> Option<usize> {
+    std::fs::read_to_string(instant0.join("noisetop/budget"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Lists the instant folders of a capture, in order.
 pub fn instants(root: &Path) -> io::Result<Vec<PathBuf>> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)?

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -108,43 +109,66 @@ impl ReadError {
     }
 }
 
-/// Reads kernel files under `Roots`, with kept-open handles and an optional tee.
+/// Reads kernel files under `Roots`, with an optional tee.
+///
+/// Two ways in: by path (`read`, `read_u64`, …) for facts read once, which
+/// opens, reads and closes; and by [`FileId`] for counters read every
+/// interval, whose files stay open so that a read is one `pread`.
 #[derive(Debug)]
 pub struct Fs {
     roots: Roots,
-    open: HashMap<(Base, String), File>,
+    slots: Vec<Slot>,
+    slot_of: HashMap<(Base, Box<str>), FileId>,
     buf: Vec<u8>,
     tee: Option<PathBuf>,
     keep_open: bool,
-    max_open: usize,
+    fd_ceiling: i32,
 }
 
-/// How many files to keep open: half the soft descriptor limit, leaving the
-/// rest for perf groups (a 1152-CPU machine has tens of thousands of
-/// cpuidle files; past the cap files are opened for each read).
-fn default_max_open() -> usize {
+/// A counter file registered with [`Fs::file_id`], read again each interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileId(u32);
+
+#[derive(Debug)]
+struct Slot {
+    base: Base,
+    rel: Box<str>,
+    file: Option<File>,
+}
+
+/// Descriptors left free for what opens after the counter files: perf
+/// groups of a CPU that comes online, captures, the terminal.
+const FD_RESERVE: i32 = 256;
+
+/// The descriptor number from which a counter file is closed after each read
+/// instead of kept open: descriptors are handed out lowest first, so the
+/// number says how many are open. Perf groups open before the first sample
+/// and so get theirs first.
+fn default_fd_ceiling() -> i32 {
     let limit = std::fs::read_to_string("/proc/self/limits")
         .ok()
         .and_then(|t| {
             t.lines()
                 .find(|l| l.starts_with("Max open files"))
                 .and_then(|l| l.split_whitespace().nth(3))
-                .and_then(|v| v.parse::<usize>().ok())
+                .and_then(|v| v.parse::<i64>().ok())
         })
         .unwrap_or(1024);
-    (limit / 2).clamp(64, 1 << 16)
+    let limit = i32::try_from(limit.min(1 << 30)).unwrap_or(1024);
+    (limit - (limit / 8).max(FD_RESERVE)).max(64)
 }
 
 impl Fs {
-    /// Creates a reader over `roots` that keeps files open between reads.
+    /// Creates a reader over `roots` that keeps counter files open.
     pub fn new(roots: Roots) -> Self {
         Fs {
             roots,
-            open: HashMap::new(),
+            slots: Vec::new(),
+            slot_of: HashMap::new(),
             buf: Vec::with_capacity(64 << 10),
             tee: None,
             keep_open: true,
-            max_open: default_max_open(),
+            fd_ceiling: default_fd_ceiling(),
         }
     }
 
@@ -154,10 +178,34 @@ impl Fs {
     }
 
     /// Points the reader at other roots (the next instant of a capture) and
-    /// forgets the kept-open handles of the old ones.
+    /// closes the counter files of the old ones; they reopen on next read.
     pub fn set_roots(&mut self, roots: Roots) {
-        self.open.clear();
+        self.close_all();
         self.roots = roots;
+    }
+
+    /// Returns a reader over `roots` with the same registered counter files
+    /// (same ids), none of them open yet: a benchmark alternates two of
+    /// them to re-read two instants of a capture through kept-open files.
+    #[must_use]
+    pub fn fork(&self, roots: Roots) -> Fs {
+        Fs {
+            roots,
+            slots: self
+                .slots
+                .iter()
+                .map(|s| Slot {
+                    base: s.base,
+                    rel: s.rel.clone(),
+                    file: None,
+                })
+                .collect(),
+            slot_of: self.slot_of.clone(),
+            buf: Vec::with_capacity(64 << 10),
+            tee: None,
+            keep_open: self.keep_open,
+            fd_ceiling: self.fd_ceiling,
+        }
     }
 
     /// Copies every later successful read into `dir/<proc|sys|dev>/<rel>`;
@@ -166,27 +214,170 @@ impl Fs {
         self.tee = dir;
     }
 
-    /// Makes every read open the file anew (for captures whose files change
-    /// on disk between reads, and for tests).
+    /// Makes every counter read open the file anew (for captures whose
+    /// files change on disk between reads, and for tests).
     pub fn set_keep_open(&mut self, keep: bool) {
         self.keep_open = keep;
         if !keep {
-            self.open.clear();
+            self.close_all();
         }
     }
 
-    /// Reads a whole file as text (invalid UTF-8 is replaced, never an error).
+    /// Sets the descriptor number from which counter files are no longer
+    /// kept open (tests of the ceiling).
+    pub fn set_fd_ceiling(&mut self, ceiling: i32) {
+        self.fd_ceiling = ceiling;
+    }
+
+    /// How many counter files are open now.
+    pub fn open_count(&self) -> usize {
+        self.slots.iter().filter(|s| s.file.is_some()).count()
+    }
+
+    fn close_all(&mut self) {
+        for s in &mut self.slots {
+            s.file = None;
+        }
+    }
+
+    /// Registers a counter file and returns its id; the same path gives the
+    /// same id. Nothing is opened until the first read.
+    pub fn file_id(&mut self, base: Base, rel: &str) -> FileId {
+        let key = (base, Box::<str>::from(rel));
+        if let Some(&id) = self.slot_of.get(&key) {
+            return id;
+        }
+        let id = FileId(u32::try_from(self.slots.len()).unwrap_or(u32::MAX));
+        self.slots.push(Slot {
+            base,
+            rel: rel.into(),
+            file: None,
+        });
+        self.slot_of.insert(key, id);
+        id
+    }
+
+    /// Returns the path a counter file is read from.
+    pub fn id_path(&self, id: FileId) -> PathBuf {
+        let s = &self.slots[id.0 as usize];
+        self.roots.path(s.base, &s.rel)
+    }
+
+    /// Reads a counter file as text.
+    pub fn read_id(&mut self, id: FileId) -> Result<&str, ReadError> {
+        let len = self.read_id_bytes(id)?;
+        Ok(self.text(len))
+    }
+
+    /// Reads a counter file holding one unsigned integer. A file of a few
+    /// bytes (all of sysfs's counters) is read into the stack: one `pread`,
+    /// no allocation.
+    pub fn read_u64_id(&mut self, id: FileId) -> Result<u64, ReadError> {
+        let mut small = [0u8; 64];
+        if self.tee.is_none() {
+            let n = self.with_file(id, |f| pread_once(f, &mut small))?;
+            if n < small.len() {
+                return parse_u64(&small[..n]).ok_or_else(|| self.not_a_number(id, &small[..n]));
+            }
+        }
+        let len = self.read_id_bytes(id)?;
+        if let Some(v) = parse_u64(&self.buf[..len]) {
+            return Ok(v);
+        }
+        let bytes = self.buf[..len].to_vec();
+        Err(self.not_a_number(id, &bytes))
+    }
+
+    /// Reads a counter file holding one signed integer.
+    pub fn read_i64_id(&mut self, id: FileId) -> Result<i64, ReadError> {
+        let path = self.id_path(id);
+        let text = self.read_id(id)?.trim();
+        text.parse::<i64>()
+            .map_err(|_| ReadError::Io(path, format!("not a number: {:?}", truncate(text, 40))))
+    }
+
+    fn not_a_number(&self, id: FileId, bytes: &[u8]) -> ReadError {
+        let text = String::from_utf8_lossy(bytes);
+        ReadError::Io(
+            self.id_path(id),
+            format!("not a number: {:?}", truncate(text.trim(), 40)),
+        )
+    }
+
+    /// Runs `read` on the slot's file, opening it first when it is closed.
+    /// A failed read closes the file (it is reopened next time, which is
+    /// how a file that went away and came back is found again); past the
+    /// descriptor ceiling, or with keep-open off, the file is closed after
+    /// the read.
+    fn with_file<T>(
+        &mut self,
+        id: FileId,
+        read: impl FnOnce(&File) -> io::Result<T>,
+    ) -> Result<T, ReadError> {
+        let slot = &mut self.slots[id.0 as usize];
+        if slot.file.is_none() {
+            slot.file = Some(open_file(&self.roots.path(slot.base, &slot.rel))?);
+        }
+        let Some(file) = &slot.file else {
+            return Err(ReadError::Missing(self.roots.path(slot.base, &slot.rel)));
+        };
+        let result = read(file);
+        let keep = result.is_ok() && self.keep_open && file.as_raw_fd() < self.fd_ceiling;
+        if !keep {
+            slot.file = None;
+        }
+        result.map_err(|e| ReadError::from_io(&self.roots.path(slot.base, &slot.rel), &e))
+    }
+
+    fn read_id_bytes(&mut self, id: FileId) -> Result<usize, ReadError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let result = self.with_file(id, |f| pread_all(f, &mut buf));
+        self.buf = buf;
+        let len = match result {
+            Ok(Ok(len)) => len,
+            Ok(Err(TooLarge)) => return Err(ReadError::TooLarge(self.id_path(id))),
+            Err(e) => return Err(e),
+        };
+        let slot = &self.slots[id.0 as usize];
+        let (base, rel) = (slot.base, slot.rel.clone());
+        self.tee_copy(base, &rel, len);
+        Ok(len)
+    }
+
+    /// Reads a whole file once as text (invalid UTF-8 is replaced, never
+    /// an error); the file is closed again.
     pub fn read(&mut self, base: Base, rel: &str) -> Result<&str, ReadError> {
-        let len = self.read_bytes(base, rel)?;
-        let bytes = &self.buf[..len];
-        if std::str::from_utf8(bytes).is_err() {
-            let owned = String::from_utf8_lossy(bytes).into_owned();
+        let path = self.roots.path(base, rel);
+        let file = open_file(&path)?;
+        let len = match pread_all(&file, &mut self.buf) {
+            Ok(Ok(len)) => len,
+            Ok(Err(TooLarge)) => return Err(ReadError::TooLarge(path)),
+            Err(e) => return Err(ReadError::from_io(&path, &e)),
+        };
+        self.tee_copy(base, rel, len);
+        Ok(self.text(len))
+    }
+
+    /// The buffer's first `len` bytes as text, invalid UTF-8 replaced.
+    fn text(&mut self, len: usize) -> &str {
+        if std::str::from_utf8(&self.buf[..len]).is_err() {
+            let owned = String::from_utf8_lossy(&self.buf[..len]).into_owned();
             self.buf.clear();
             self.buf.extend_from_slice(owned.as_bytes());
             let n = self.buf.len();
-            return Ok(std::str::from_utf8(&self.buf[..n]).unwrap_or(""));
+            return std::str::from_utf8(&self.buf[..n]).unwrap_or("");
         }
-        Ok(std::str::from_utf8(&self.buf[..len]).unwrap_or(""))
+        std::str::from_utf8(&self.buf[..len]).unwrap_or("")
+    }
+
+    fn tee_copy(&self, base: Base, rel: &str, len: usize) {
+        if let Some(tee) = &self.tee {
+            let dest = tee.join(base.dir_name()).join(rel);
+            if let Some(parent) = dest.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = std::fs::write(dest, &self.buf[..len]);
+        }
     }
 
     /// Reads a small file and returns it trimmed and owned; for facts read once.
@@ -230,32 +421,38 @@ impl Fs {
         }
         Ok(names)
     }
+}
 
-    fn read_bytes(&mut self, base: Base, rel: &str) -> Result<usize, ReadError> {
-        let key = (base, rel.to_string());
-        let path = self.roots.path(base, rel);
-        if !self.open.contains_key(&key) {
-            let f = File::open(&path).map_err(|e| ReadError::from_io(&path, &e))?;
-            if f.metadata().is_ok_and(|m| m.is_dir()) {
-                return Err(ReadError::Io(path, "is a directory".into()));
-            }
-            self.open.insert(key.clone(), f);
-        }
-        let file = &self.open[&key];
-        let result = pread_all(file, &mut self.buf, &path);
-        if !self.keep_open || result.is_err() || self.open.len() > self.max_open {
-            self.open.remove(&key);
-        }
-        let len = result?;
-        if let Some(tee) = &self.tee {
-            let dest = tee.join(base.dir_name()).join(rel);
-            if let Some(parent) = dest.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            let _ = std::fs::write(dest, &self.buf[..len]);
-        }
-        Ok(len)
+/// Opens a file for reading; a directory is an error (it opens fine).
+fn open_file(path: &Path) -> Result<File, ReadError> {
+    let f = File::open(path).map_err(|e| ReadError::from_io(path, &e))?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(ReadError::Io(path.to_path_buf(), "is a directory".into()));
     }
+    Ok(f)
+}
+
+/// A file that outgrew `MAX_FILE_BYTES`.
+#[derive(Debug)]
+struct TooLarge;
+
+/// One `pread` at offset 0, retried when a signal interrupted it.
+fn pread_once(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match file.read_at(buf, 0) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+/// Parses a counter file's text: digits with white space around them.
+fn parse_u64(bytes: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(bytes).ok()?.trim();
+    if text.starts_with('+') {
+        return None;
+    }
+    text.parse().ok()
 }
 
 /// Reads a file from offset 0 into `buf`; a short read is taken as the end
@@ -264,7 +461,7 @@ impl Fs {
 /// `buf` keeps its whole length initialised between calls, because zeroing a
 /// buffer grown to megabytes (by /proc/interrupts) before each of thousands
 /// of small sysfs reads cost more than the reads themselves.
-fn pread_all(file: &File, buf: &mut Vec<u8>, path: &Path) -> Result<usize, ReadError> {
+fn pread_all(file: &File, buf: &mut Vec<u8>) -> io::Result<Result<usize, TooLarge>> {
     let want = buf.capacity().max(4096);
     if buf.len() < want {
         buf.resize(want, 0);
@@ -274,14 +471,14 @@ fn pread_all(file: &File, buf: &mut Vec<u8>, path: &Path) -> Result<usize, ReadE
         let n = match file.read_at(&mut buf[len..], len as u64) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ReadError::from_io(path, &e)),
+            Err(e) => return Err(e),
         };
         len += n;
         if n == 0 || len < buf.len() {
-            return Ok(len);
+            return Ok(Ok(len));
         }
         if len >= MAX_FILE_BYTES {
-            return Err(ReadError::TooLarge(path.to_path_buf()));
+            return Ok(Err(TooLarge));
         }
         buf.resize(len * 2, 0);
     }
@@ -406,5 +603,94 @@ mod tests {
             std::fs::read_to_string(out.path().join("proc/softirqs")).unwrap(),
             "CPU0\n"
         );
+    }
+
+    #[test]
+    fn a_registered_file_is_opened_once_and_reread_from_offset_zero() {
+        let (dir, mut fs) = tree();
+        let p = dir.path().join("sys/devices/system/cpu/usage");
+        std::fs::write(&p, "17\n").unwrap();
+        let id = fs.file_id(Base::Sys, "devices/system/cpu/usage");
+        assert_eq!(fs.file_id(Base::Sys, "devices/system/cpu/usage"), id);
+        assert_eq!(fs.open_count(), 0, "registering opens nothing");
+        assert_eq!(fs.read_u64_id(id).unwrap(), 17);
+        assert_eq!(fs.open_count(), 1);
+        std::fs::write(&p, "18446744073709551615\n").unwrap();
+        assert_eq!(fs.read_u64_id(id).unwrap(), u64::MAX);
+        assert_eq!(fs.open_count(), 1, "still the one kept-open file");
+    }
+
+    #[test]
+    fn registered_file_errors_name_the_path_and_reopen_later() {
+        let (dir, mut fs) = tree();
+        let id = fs.file_id(Base::Sys, "devices/system/cpu/time");
+        let err = fs.read_u64_id(id).unwrap_err();
+        assert!(matches!(err, ReadError::Missing(_)), "{err}");
+        assert!(err.to_string().ends_with("sys/devices/system/cpu/time"));
+        let p = dir.path().join("sys/devices/system/cpu/time");
+        std::fs::write(&p, "twelve\n").unwrap();
+        let err = fs.read_u64_id(id).unwrap_err();
+        assert!(
+            err.to_string().contains("not a number: \"twelve\""),
+            "{err}"
+        );
+        std::fs::write(&p, "-3\n").unwrap();
+        assert!(fs.read_u64_id(id).is_err(), "a counter is never negative");
+        assert_eq!(fs.read_i64_id(id).unwrap(), -3);
+        std::fs::write(&p, "").unwrap();
+        assert!(fs.read_u64_id(id).is_err(), "an empty file is no number");
+        // wider than the stack buffer: read whole, still parsed
+        std::fs::write(&p, format!("{:>80}\n", 42)).unwrap();
+        assert_eq!(fs.read_u64_id(id).unwrap(), 42);
+    }
+
+    #[test]
+    fn past_the_descriptor_ceiling_files_are_closed_after_each_read() {
+        let (dir, mut fs) = tree();
+        std::fs::write(dir.path().join("proc/stat"), "1\n").unwrap();
+        fs.set_fd_ceiling(0);
+        let id = fs.file_id(Base::Proc, "stat");
+        assert_eq!(fs.read_u64_id(id).unwrap(), 1);
+        assert_eq!(fs.open_count(), 0);
+        std::fs::write(dir.path().join("proc/stat"), "2\n").unwrap();
+        assert_eq!(fs.read_u64_id(id).unwrap(), 2);
+    }
+
+    #[test]
+    fn new_roots_close_the_files_and_read_the_same_ids_there() {
+        let (dir, mut fs) = tree();
+        std::fs::write(dir.path().join("proc/stat"), "1\n").unwrap();
+        let id = fs.file_id(Base::Proc, "stat");
+        assert_eq!(fs.read_u64_id(id).unwrap(), 1);
+        let other = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(other.path().join("proc")).unwrap();
+        std::fs::write(other.path().join("proc/stat"), "2\n").unwrap();
+        let mut forked = fs.fork(Roots::under(other.path()));
+        fs.set_roots(Roots::under(other.path()));
+        assert_eq!(fs.open_count(), 0);
+        assert_eq!(fs.read_u64_id(id).unwrap(), 2);
+        assert_eq!(forked.read_u64_id(id).unwrap(), 2);
+    }
+
+    #[test]
+    fn tee_copies_registered_reads_byte_for_byte() {
+        let (dir, mut fs) = tree();
+        std::fs::write(dir.path().join("proc/stat"), " 7 \n").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        fs.set_tee(Some(out.path().to_path_buf()));
+        let id = fs.file_id(Base::Proc, "stat");
+        assert_eq!(fs.read_u64_id(id).unwrap(), 7);
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("proc/stat")).unwrap(),
+            " 7 \n"
+        );
+    }
+
+    #[test]
+    fn a_file_read_by_path_is_not_kept_open() {
+        let (dir, mut fs) = tree();
+        std::fs::write(dir.path().join("proc/cmdline"), "quiet\n").unwrap();
+        assert_eq!(fs.read_trimmed(Base::Proc, "cmdline").unwrap(), "quiet");
+        assert_eq!(fs.open_count(), 0);
     }
 }

@@ -6,7 +6,7 @@
 //! Registers are not bytes: a sparse file only stands in for the device when
 //! the registers in it are at least 8 apart, so unit tests use `FakeMsr`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io;
@@ -136,9 +136,9 @@ pub fn error_from_text(msg: &str) -> io::Error {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FakeMsr {
     /// Register values by (cpu, register).
-    pub values: HashMap<(u32, u32), u64>,
+    pub values: BTreeMap<(u32, u32), u64>,
     /// Recorded failures by (cpu, register), as `describe` texts.
-    pub errors: HashMap<(u32, u32), String>,
+    pub errors: BTreeMap<(u32, u32), String>,
 }
 
 impl MsrAccess for FakeMsr {
