@@ -138,7 +138,7 @@ fn snapshot_json_has_machine_sources_and_counters() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["schema"], 1);
+    assert_eq!(v["schema"], 2);
     let online = v["machine"]["online"].as_array().unwrap();
     let stat_cpus = v["snapshot"]["stat"]["Ok"]["cpus"].as_object().unwrap();
     assert_eq!(online.len(), stat_cpus.len());

@@ -41,7 +41,7 @@ pub fn run(opts: &Opts) -> Result<()> {
     let sources = engine.statuses();
     let snap = engine.last().expect("a snapshot was just taken");
     let doc = Document {
-        schema: 1,
+        schema: 2,
         machine: &engine.sampler.machine,
         probe: engine.sampler.hw.probe(),
         sources,

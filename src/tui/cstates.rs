@@ -103,6 +103,13 @@ fn header(s: &State, first: &CpuRates, sw: usize) -> [Line<'static>; 2] {
         names.push(Span::styled(format!(" │{}", hw.join("")), t.title()));
         units.push(Span::styled(" │ hardware core %", t.dim()));
     }
+    if let Some(w) = first.window_s {
+        // a big machine reads cpuidle in rounds: say what the figures cover
+        units.push(Span::styled(
+            format!("  each CPU over its last {w:.0} s (--budget)"),
+            t.dim(),
+        ));
+    }
     [Line::from(names), Line::from(units)]
 }
 
