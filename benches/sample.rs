@@ -43,8 +43,10 @@ struct Bench {
     _dir: Rc<tempfile::TempDir>,
     instants: Vec<PathBuf>,
     engine: Engine<Captured>,
-    /// Kept-open readers, one per instant (empty for `step`).
+    /// Kept-open readers, one per instant (empty when files are reopened).
     readers: Vec<Option<Fs>>,
+    /// The instant the engine stands at.
+    at: usize,
 }
 
 /// Writes a synthetic capture of `INSTANTS` instants one second apart.
@@ -65,6 +67,7 @@ fn bench_engine(dir: Rc<tempfile::TempDir>) -> Bench {
         instants,
         engine,
         readers: Vec::new(),
+        at: 0,
     }
 }
 
@@ -73,13 +76,13 @@ fn bench_engine(dir: Rc<tempfile::TempDir>) -> Bench {
 fn step_to(b: &mut Bench, i: usize, timed: bool) -> Duration {
     if b.readers.is_empty() {
         advance(&mut b.engine, &b.instants[i]).expect("instant loads");
-    } else {
+    } else if i != b.at {
         let fs = b.readers[i].take().expect("reader of the instant");
         let old = std::mem::replace(&mut b.engine.sampler.fs, fs);
-        let prev = (i + INSTANTS - 1) % INSTANTS;
-        b.readers[prev] = Some(old);
+        b.readers[b.at] = Some(old);
         b.engine.sampler.hw = Captured::load(&b.instants[i]).expect("instant loads");
     }
+    b.at = i;
     let t = Instant::now();
     let iv = b.engine.step();
     let took = t.elapsed();
