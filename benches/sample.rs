@@ -22,8 +22,8 @@
 
 use std::cell::RefCell;
 use std::hint::black_box;
-use std::rc::Rc;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

@@ -808,7 +808,7 @@ fn per_cpu_files_past_the_budget_are_read_in_rounds_over_each_cpus_own_window() 
         instants: 6,
         ..Spec::new(Flavor::IntelServer, 8)
     });
-    noisetop::source::capture::write_budget(&dir.path().join("0000"), 34).unwrap();
+    noisetop::source::capture::write_budget(&dir.path().join("0000"), 34, &[]).unwrap();
     let (ivs, statuses) = replay(dir.path());
     assert_eq!(ivs.len(), 5);
     // interval 4 ends at sample 4, which read CPUs 0 and 4 for the second
@@ -855,7 +855,7 @@ fn a_budget_that_fits_reads_every_cpu_every_sample() {
         instants: 3,
         ..Spec::new(Flavor::IntelServer, 8)
     });
-    noisetop::source::capture::write_budget(&dir.path().join("0000"), 136).unwrap();
+    noisetop::source::capture::write_budget(&dir.path().join("0000"), 136, &[]).unwrap();
     let (ivs, statuses) = replay(dir.path());
     for iv in &ivs {
         assert!(iv.cpus.iter().all(|c| c.window_s.is_none()));
@@ -867,4 +867,22 @@ fn a_budget_that_fits_reads_every_cpu_every_sample() {
         note.as_ref().is_none_or(|n| !n.contains("rounds")),
         "{note:?}"
     );
+}
+
+#[test]
+fn watched_cpus_are_read_every_sample_whatever_the_round() {
+    let dir = capture(&Spec {
+        instants: 3,
+        ..Spec::new(Flavor::IntelServer, 8)
+    });
+    noisetop::source::capture::write_budget(&dir.path().join("0000"), 34, &[2]).unwrap();
+    let (ivs, _) = replay(dir.path());
+    for iv in &ivs {
+        // CPU2 (watched) has one-second figures from the first interval on
+        assert_eq!(cpu(iv, 2).window_s, Some(1.0));
+        close(idle(cpu(iv, 2), "C1").per_s, 50_000.0);
+        close(idle(cpu(iv, 2), "C1").pct, 15.0);
+        // CPU3 is read by round 3 only, which none of the three samples was
+        assert_eq!(idle(cpu(iv, 3), "C6").pct, None);
+    }
 }

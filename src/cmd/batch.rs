@@ -49,6 +49,9 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
     let count = opts.count.unwrap_or(u64::MAX);
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, Recorder::new(hw)));
     engine.sampler.set_budget(opts.budget);
+    if let Some(w) = &opts.watch {
+        engine.sampler.set_always(&w.0);
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let start = Instant::now();
@@ -74,7 +77,12 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
                 .flush(&capture::instant_dir(dir, i as usize))
                 .with_context(|| format!("cannot write capture to {}", dir.display()))?;
             if i == 0 {
-                capture::write_budget(&capture::instant_dir(dir, 0), opts.budget)
+                let always = opts
+                    .watch
+                    .as_ref()
+                    .map(|w| w.0.as_slice())
+                    .unwrap_or_default();
+                capture::write_budget(&capture::instant_dir(dir, 0), opts.budget, always)
                     .with_context(|| format!("cannot write capture to {}", dir.display()))?;
             }
         }
@@ -126,6 +134,7 @@ pub fn open_replay(dir: &Path) -> Result<(Vec<std::path::PathBuf>, Engine<Captur
     let mut sampler = Sampler::new(fs, hw);
     // replay reads the rounds the capture read
     sampler.set_budget(capture::read_budget(first).unwrap_or(crate::sampler::DEFAULT_BUDGET));
+    sampler.set_always(&capture::read_always(first));
     Ok((instants, Engine::new(sampler)))
 }
 

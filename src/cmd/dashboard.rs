@@ -109,6 +109,9 @@ pub fn live(opts: &Opts) -> Result<()> {
     let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
     let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
     engine.sampler.set_budget(opts.budget);
+    if let Some(w) = &opts.watch {
+        engine.sampler.set_always(&w.0);
+    }
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(opts.interval));
     let (tx, rx) = feed::live_channel();

@@ -22,12 +22,25 @@ pub fn instant_dir(root: &Path, i: usize) -> PathBuf {
 }
 
 /// Records the per-sample file budget a capture was taken with
-/// (`noisetop/budget` of instant 0), so that its replay reads the same
-/// rounds.
-pub fn write_budget(instant0: &Path, budget: usize) -> io::Result<()> {
+/// (`noisetop/budget` of instant 0) and the CPUs read every sample
+/// whatever the round (`noisetop/always`, a CPU list), so that its replay
+/// reads the same rounds.
+pub fn write_budget(instant0: &Path, budget: usize, always: &[u32]) -> io::Result<()> {
     let nt = instant0.join("noisetop");
     std::fs::create_dir_all(&nt)?;
-    std::fs::write(nt.join("budget"), format!("{budget}\n"))
+    std::fs::write(nt.join("budget"), format!("{budget}\n"))?;
+    std::fs::write(
+        nt.join("always"),
+        format!("{}\n", crate::collect::cpulist::format(always)),
+    )
+}
+
+/// Reads the CPUs [`write_budget`] recorded as read every sample.
+pub fn read_always(instant0: &Path) -> Vec<u32> {
+    std::fs::read_to_string(instant0.join("noisetop/always"))
+        .ok()
+        .and_then(|t| crate::collect::cpulist::parse(&t).ok())
+        .unwrap_or_default()
 }
 
 /// Reads the budget [`write_budget`] recorded; `None` for a capture made
