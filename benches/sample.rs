@@ -131,6 +131,8 @@ fn kept_open_engine(dir: Rc<tempfile::TempDir>) -> Bench {
 }
 
 fn step(c: &mut Criterion) {
+    // as the binary does at start
+    noisetop::sys::keep_freed_memory();
     let mut group = c.benchmark_group("step");
     for flavor in [Flavor::IntelServer, Flavor::Vm] {
         for cpus in [2, 64, 256, 1024] {
@@ -177,6 +179,7 @@ fn snapshots(flavor: Flavor, cpus: u32) -> (Bench, Snapshot, Snapshot) {
 
 /// The delta alone: no file is read.
 fn delta(c: &mut Criterion) {
+    noisetop::sys::keep_freed_memory();
     let mut group = c.benchmark_group("delta");
     for flavor in [Flavor::IntelServer, Flavor::Vm] {
         for cpus in [64, 1024] {

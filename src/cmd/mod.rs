@@ -16,6 +16,7 @@ use crate::source::fs::Roots;
 pub fn run() -> Result<()> {
     let cli = Cli::parse();
     crate::sys::raise_fd_limit();
+    crate::sys::keep_freed_memory();
     if let Some(cpu) = cli.opts.pin {
         crate::sys::pin_to(&[cpu])
             .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
