@@ -406,17 +406,26 @@ fn cpus_label(cpus: &[u32]) -> String {
 /// the package alike, so it is a machine-wide finding (no row tag each).
 fn throttle(iv: &Interval) -> Vec<Finding> {
     let mut out = Vec::new();
-    let cores: Vec<(u32, u64)> = iv
+    let cores: Vec<(u32, u64, Option<f64>)> = iv
         .cpus
         .iter()
-        .filter_map(|r| Some((r.cpu, r.throttle?)))
-        .filter(|(_, n)| *n > 0)
+        .filter_map(|r| Some((r.cpu, r.throttle?, r.window_s)))
+        .filter(|(_, n, _)| *n > 0)
         .collect();
     if !cores.is_empty() {
         let cpus: Vec<u32> = cores.iter().map(|c| c.0).collect();
         let events: u64 = cores.iter().map(|c| c.1).sum();
+        // counts read in rounds cover each CPU's window, not the interval
+        let window = cores
+            .iter()
+            .filter_map(|c| c.2)
+            .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))))
+            .map_or_else(String::new, |w| format!(" in the last {w:.0} s"));
         out.push(Finding {
-            evidence: format!("{}: {events} core throttling events", cpus_label(&cpus)),
+            evidence: format!(
+                "{}: {events} core throttling events{window}",
+                cpus_label(&cpus)
+            ),
             cpus,
             kind: Kind::Throttle,
             severity: Severity::Crit,

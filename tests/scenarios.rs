@@ -737,6 +737,21 @@ fn broken_kernel_files_make_their_metric_unavailable_with_a_reason() {
 }
 
 #[test]
+fn a_huge_kernel_file_is_refused_with_a_reason_not_read_into_memory() {
+    let dir = capture(&Spec::new(Flavor::Vm, 2));
+    // 65 MiB of zeros (sparse: no disk space) where /proc/softirqs was
+    let f = std::fs::File::create(dir.path().join("0001/proc/softirqs")).unwrap();
+    f.set_len(65 << 20).unwrap();
+    let (ivs, statuses) = replay(dir.path());
+    assert!(ivs[0].softirqs.is_empty());
+    assert!(ivs[0].cpus.iter().all(|c| c.softirq_per_s.is_none()));
+    let note = status(&statuses, Metric::Softirqs).note.clone().unwrap();
+    assert!(note.contains("larger than 67108864 bytes"), "{note}");
+    // the rest of the instant is read as usual
+    close(cpu(&ivs[0], 1).loc_per_s, 4.0);
+}
+
+#[test]
 fn broken_noisetop_tables_fail_the_instant_with_a_reason() {
     let dir = capture(&Spec {
         instants: 3,
