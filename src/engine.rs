@@ -51,7 +51,9 @@ impl Rounds {
         cur: &Snapshot,
         iv: Option<&mut Interval>,
     ) {
-        let online = |c: &u32| cur.online.binary_search(c).is_ok();
+        let mut sorted = cur.online.clone();
+        sorted.sort_unstable();
+        let online = |c: &u32| sorted.binary_search(c).is_ok();
         self.last.retain(|c, _| online(c));
         self.figures.retain(|c, _| online(c));
         for cpu in read {

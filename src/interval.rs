@@ -196,16 +196,22 @@ pub fn delta_of(
     };
     let irq = table(&prev.interrupts, &cur.interrupts);
     let soft = table(&prev.softirqs, &cur.softirqs);
-    let was_online: std::collections::HashSet<u32> = prev.online.iter().copied().collect();
-    let topo: std::collections::HashMap<u32, &crate::collect::topology::CpuTopology> =
-        m.topology.iter().map(|t| (t.cpu, t)).collect();
+    // sorted copies (the kernel's lists are sorted already, so this is one
+    // pass): a linear `contains` on 1024 CPUs is a million compares
+    let sorted = |v: &[u32]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v
+    };
+    let (was, now) = (sorted(&prev.online), sorted(order));
+    let was_online = |c: &u32| was.binary_search(c).is_ok();
     let mut cpus = Vec::with_capacity(order.len());
     for (k, &cpu) in order.iter().enumerate() {
         let mut r = CpuRates {
             cpu,
-            core: topo.get(&cpu).and_then(|t| t.core),
-            package: topo.get(&cpu).and_then(|t| t.package),
-            new: !was_online.contains(&cpu),
+            core: m.topo(cpu).and_then(|t| t.core),
+            package: m.topo(cpu).and_then(|t| t.package),
+            new: !was_online(&cpu),
             ..CpuRates::default()
         };
         if !r.new && dt_s > 0.0 {
@@ -217,12 +223,11 @@ pub fn delta_of(
         }
         cpus.push(r);
     }
-    let now_online: std::collections::HashSet<u32> = order.iter().copied().collect();
     let gone = prev
         .online
         .iter()
         .copied()
-        .filter(|c| !now_online.contains(c))
+        .filter(|c| now.binary_search(c).is_err())
         .collect();
     let (irqs, softirqs) = (irq.sources, soft.sources);
     let pkgs = pkg_rates(m, prev, cur, dt_s);

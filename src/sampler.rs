@@ -510,12 +510,6 @@ impl<H: Hardware> Sampler<H> {
         }
         let plan = self.plan.clone();
         let leaders = self.machine.package_leaders();
-        let pkg_of: BTreeMap<u32, u32> = self
-            .machine
-            .topology
-            .iter()
-            .map(|t| (t.cpu, t.package.unwrap_or(0)))
-            .collect();
         for &cpu in &snap.online {
             let hw = snap.hw.entry(cpu).or_default();
             for &(name, reg) in &plan.per_cpu {
@@ -547,7 +541,8 @@ impl<H: Hardware> Sampler<H> {
                 }
             }
             if leaders.contains(&cpu) {
-                let p = pkg_entry(&mut snap.pkg, pkg_of.get(&cpu).copied().unwrap_or(0));
+                let pkg = self.machine.topo(cpu).and_then(|t| t.package);
+                let p = pkg_entry(&mut snap.pkg, pkg.unwrap_or(0));
                 for &(name, reg) in &plan.per_pkg {
                     let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else {
                         continue;
