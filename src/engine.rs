@@ -47,7 +47,7 @@ impl Rounds {
     fn update(
         &mut self,
         m: &crate::machine::Machine,
-        read: impl Iterator<Item = u32>,
+        read: &[u32],
         cur: &Snapshot,
         iv: Option<&mut Interval>,
     ) {
@@ -56,7 +56,7 @@ impl Rounds {
         let online = |c: &u32| sorted.binary_search(c).is_ok();
         self.last.retain(|c, _| online(c));
         self.figures.retain(|c, _| online(c));
-        for cpu in read {
+        for &cpu in read {
             let f = cur.files.get(&cpu);
             let now = LastRead {
                 at: cur.time,

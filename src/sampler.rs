@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
-use crate::collect::topology::CPU_DIR;
-use crate::collect::{cpuidle, interrupts, softirqs, stat, x86};
+use crate::collect::{cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
 use crate::counter::Width;
 use crate::ladder::{self, FreqSource, Probe};
 use crate::machine::{self, Machine};
@@ -49,6 +48,8 @@ pub struct Sampler<H: Hardware> {
     idle_last: BTreeMap<u32, Vec<IdleCounters>>,
     /// CPUs read every sample whatever the round (the watched ones), sorted.
     always: Vec<u32>,
+    /// The CPUs whose per-CPU counter files the last sample read.
+    last_round: Vec<u32>,
 }
 
 /// Default for [`Sampler::set_budget`], about 1–2.5 ms of reads: a 32-CPU
@@ -82,6 +83,19 @@ struct CpuFileIds {
 }
 
 impl FilePlan {
+    /// The /proc files alone: what a sampler reads before its first plan.
+    fn proc_only(fs: &mut Fs) -> Self {
+        FilePlan {
+            stat: fs.file_id(Base::Proc, "stat"),
+            interrupts: fs.file_id(Base::Proc, "interrupts"),
+            softirqs: fs.file_id(Base::Proc, "softirqs"),
+            cpus: Vec::new(),
+            powercap: Vec::new(),
+            hwmon: Vec::new(),
+            round_files: 0,
+        }
+    }
+
     fn new(fs: &mut Fs, m: &Machine, freq: Option<FreqSource>, powercap: bool) -> Self {
         let want_cur = matches!(freq, Some(FreqSource::Cpufreq));
         let leaders = m.package_leaders();
@@ -99,13 +113,8 @@ impl FilePlan {
                     .and_then(|info| info.cur_path.as_deref())
                     .map(|p| fs.file_id(Base::Sys, p));
                 let (throttle_core, throttle_pkg) = if m.has_throttle {
-                    let dir = format!("{CPU_DIR}/cpu{cpu}/thermal_throttle");
-                    (
-                        Some(fs.file_id(Base::Sys, &format!("{dir}/core_throttle_count"))),
-                        leaders.contains(&cpu).then(|| {
-                            fs.file_id(Base::Sys, &format!("{dir}/package_throttle_count"))
-                        }),
-                    )
+                    let t = hwmon::throttle_files(fs, cpu);
+                    (Some(t.core), leaders.contains(&cpu).then_some(t.package))
                 } else {
                     (None, None)
                 };
@@ -121,10 +130,7 @@ impl FilePlan {
         let powercap = if powercap {
             m.rapl_zones
                 .iter()
-                .map(|z| {
-                    let id = fs.file_id(Base::Sys, &format!("{}/energy_uj", z.path));
-                    (z.id.clone(), id)
-                })
+                .map(|z| (z.id.clone(), powercap::energy_file(fs, z)))
                 .collect()
         } else {
             Vec::new()
@@ -147,13 +153,11 @@ impl FilePlan {
             })
             .sum();
         FilePlan {
-            round_files,
-            stat: fs.file_id(Base::Proc, "stat"),
-            interrupts: fs.file_id(Base::Proc, "interrupts"),
-            softirqs: fs.file_id(Base::Proc, "softirqs"),
             cpus,
             powercap,
             hwmon,
+            round_files,
+            ..FilePlan::proc_only(fs)
         }
     }
 }
@@ -187,7 +191,8 @@ impl<H: Hardware> Sampler<H> {
 
     /// Starts from facts already read (the hardware probe needs them first).
     pub fn with_machine(mut fs: Fs, machine: Machine, hw: H) -> Self {
-        let files = FilePlan::new(&mut fs, &machine, None, false);
+        // `plan` below registers the rest
+        let files = FilePlan::proc_only(&mut fs);
         let mut s = Sampler {
             fs,
             hw,
@@ -200,6 +205,7 @@ impl<H: Hardware> Sampler<H> {
             budget: DEFAULT_BUDGET,
             idle_last: BTreeMap::new(),
             always: Vec::new(),
+            last_round: Vec::new(),
         };
         s.plan();
         s
@@ -246,15 +252,8 @@ impl<H: Hardware> Sampler<H> {
     }
 
     /// The CPUs whose per-CPU counter files the last sample read.
-    pub fn last_round(&self) -> impl Iterator<Item = u32> + '_ {
-        let rounds = self.rounds();
-        let round = usize::try_from(self.samples.wrapping_sub(1) % rounds as u64).unwrap_or(0);
-        self.files
-            .cpus
-            .iter()
-            .enumerate()
-            .filter(move |(i, c)| i % rounds == round || self.always.binary_search(&c.cpu).is_ok())
-            .map(|(_, c)| c.cpu)
+    pub fn last_round(&self) -> &[u32] {
+        &self.last_round
     }
 
     /// Returns the frequency source in use.
@@ -389,16 +388,21 @@ impl<H: Hardware> Sampler<H> {
         let round = usize::try_from(self.samples % rounds as u64).unwrap_or(0);
         let fs = &mut self.fs;
         let mut out = BTreeMap::new();
+        self.last_round.clear();
         for (i, ids) in self.files.cpus.iter().enumerate() {
             let in_round = i % rounds == round || self.always.binary_search(&ids.cpu).is_ok();
+            if in_round {
+                self.last_round.push(ids.cpu);
+            }
             let idle = match &ids.idle {
                 Some(files) if in_round => {
                     let last = self.idle_last.get(&ids.cpu).map(Vec::as_slice);
                     let read = cpuidle::read_state_files(fs, files, last).ok();
                     match &read {
-                        Some(v) => self.idle_last.insert(ids.cpu, v.clone()),
-                        None => self.idle_last.remove(&ids.cpu),
-                    };
+                        // in place: no allocation once every CPU has been read
+                        Some(v) => self.idle_last.entry(ids.cpu).or_default().clone_from(v),
+                        None => drop(self.idle_last.remove(&ids.cpu)),
+                    }
                     read
                 }
                 _ => None,

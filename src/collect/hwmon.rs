@@ -18,8 +18,8 @@
 
 use serde::Serialize;
 
-use crate::collect::topology::{CPU_DIR, numbered, opt_text, opt_u64, resolve};
-use crate::source::fs::{Base, Fs, ReadError};
+use crate::collect::topology::{CPU_DIR, numbered, opt_text, resolve};
+use crate::source::fs::{Base, FileId, Fs, ReadError};
 
 /// Where hwmon chips are listed, relative to sysfs.
 const HWMON_DIR: &str = "class/hwmon";
@@ -152,12 +152,30 @@ pub fn read_temps(fs: &mut Fs, sensors: &[HwmonSensor]) -> Vec<Result<HwmonTemp,
         .collect()
 }
 
+/// The `thermal_throttle` count files of one CPU, registered with `Fs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottleFiles {
+    /// `core_throttle_count`.
+    pub core: FileId,
+    /// `package_throttle_count`.
+    pub package: FileId,
+}
+
+/// Registers the throttle count files of one CPU (nothing is opened yet).
+pub fn throttle_files(fs: &mut Fs, cpu: u32) -> ThrottleFiles {
+    let dir = format!("{CPU_DIR}/cpu{cpu}/thermal_throttle");
+    ThrottleFiles {
+        core: fs.file_id(Base::Sys, &format!("{dir}/core_throttle_count")),
+        package: fs.file_id(Base::Sys, &format!("{dir}/package_throttle_count")),
+    }
+}
+
 /// Reads the thermal throttle counts of one CPU; absent files give `None`.
 pub fn read_throttle(fs: &mut Fs, cpu: u32) -> ThrottleCounts {
-    let dir = format!("{CPU_DIR}/cpu{cpu}/thermal_throttle");
+    let files = throttle_files(fs, cpu);
     ThrottleCounts {
-        core: opt_u64(fs, &format!("{dir}/core_throttle_count")),
-        package: opt_u64(fs, &format!("{dir}/package_throttle_count")),
+        core: fs.read_u64_id(files.core).ok(),
+        package: fs.read_u64_id(files.package).ok(),
     }
 }
 

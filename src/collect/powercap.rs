@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::collect::topology::{opt_text, opt_u64, resolve};
-use crate::source::fs::{Base, Fs, ReadError};
+use crate::source::fs::{Base, FileId, Fs, ReadError};
 
 /// Where powercap zones are listed, relative to sysfs.
 const POWERCAP_DIR: &str = "class/powercap";
@@ -123,7 +123,13 @@ fn read_zone(fs: &mut Fs, id: String, rel: &str) -> RaplZone {
 
 /// Reads a zone's cumulative energy in µJ (often root-only since 2020).
 pub fn read_energy_uj(fs: &mut Fs, z: &RaplZone) -> Result<u64, ReadError> {
-    fs.read_u64(Base::Sys, &format!("{}/energy_uj", z.path))
+    let id = energy_file(fs, z);
+    fs.read_u64_id(id)
+}
+
+/// Registers a zone's `energy_uj` with `Fs`, to be read each interval.
+pub fn energy_file(fs: &mut Fs, z: &RaplZone) -> FileId {
+    fs.file_id(Base::Sys, &format!("{}/energy_uj", z.path))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use thiserror::Error;
 
@@ -269,39 +270,31 @@ impl Fs {
         Ok(self.text(len))
     }
 
-    /// Reads a counter file holding one unsigned integer. A file of a few
-    /// bytes (all of sysfs's counters) is read into the stack: one `pread`,
-    /// no allocation.
+    /// Reads a counter file holding one unsigned integer.
     pub fn read_u64_id(&mut self, id: FileId) -> Result<u64, ReadError> {
-        let mut small = [0u8; 64];
-        if self.tee.is_none() {
-            let n = self.with_file(id, |f| pread_once(f, &mut small))?;
-            if n < small.len() {
-                return parse_u64(&small[..n]).ok_or_else(|| self.not_a_number(id, &small[..n]));
-            }
-        }
-        let len = self.read_id_bytes(id)?;
-        if let Some(v) = parse_u64(&self.buf[..len]) {
-            return Ok(v);
-        }
-        let bytes = self.buf[..len].to_vec();
-        Err(self.not_a_number(id, &bytes))
+        self.read_number_id(id)
     }
 
     /// Reads a counter file holding one signed integer.
     pub fn read_i64_id(&mut self, id: FileId) -> Result<i64, ReadError> {
-        let path = self.id_path(id);
-        let text = self.read_id(id)?.trim();
-        text.parse::<i64>()
-            .map_err(|_| ReadError::Io(path, format!("not a number: {:?}", truncate(text, 40))))
+        self.read_number_id(id)
     }
 
-    fn not_a_number(&self, id: FileId, bytes: &[u8]) -> ReadError {
-        let text = String::from_utf8_lossy(bytes);
-        ReadError::Io(
-            self.id_path(id),
-            format!("not a number: {:?}", truncate(text.trim(), 40)),
-        )
+    /// Reads a counter file holding one number. A file of a few bytes (all
+    /// of sysfs's counters) is read into the stack: one `pread`, and no
+    /// allocation unless it fails.
+    fn read_number_id<T: FromStr>(&mut self, id: FileId) -> Result<T, ReadError> {
+        let mut small = [0u8; 64];
+        if self.tee.is_none() {
+            let n = self.with_file(id, |f| pread_once(f, &mut small))?;
+            if n < small.len() {
+                return number(&String::from_utf8_lossy(&small[..n]), || self.id_path(id));
+            }
+        }
+        let len = self.read_id_bytes(id)?;
+        number(&String::from_utf8_lossy(&self.buf[..len]), || {
+            self.id_path(id)
+        })
     }
 
     /// Runs `read` on the slot's file, opening it first when it is closed.
@@ -387,18 +380,17 @@ impl Fs {
 
     /// Reads a file holding one integer (surrounding white space allowed).
     pub fn read_u64(&mut self, base: Base, rel: &str) -> Result<u64, ReadError> {
-        let path = self.roots.path(base, rel);
-        let text = self.read(base, rel)?.trim();
-        text.parse::<u64>()
-            .map_err(|_| ReadError::Io(path, format!("not a number: {:?}", truncate(text, 40))))
+        self.read_number(base, rel)
     }
 
     /// Reads a file holding one signed integer.
     pub fn read_i64(&mut self, base: Base, rel: &str) -> Result<i64, ReadError> {
+        self.read_number(base, rel)
+    }
+
+    fn read_number<T: FromStr>(&mut self, base: Base, rel: &str) -> Result<T, ReadError> {
         let path = self.roots.path(base, rel);
-        let text = self.read(base, rel)?.trim();
-        text.parse::<i64>()
-            .map_err(|_| ReadError::Io(path, format!("not a number: {:?}", truncate(text, 40))))
+        number(self.read(base, rel)?, || path)
     }
 
     /// Tells whether a path exists (file, directory or resolvable link).
@@ -446,13 +438,12 @@ fn pread_once(file: &File, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-/// Parses a counter file's text: digits with white space around them.
-fn parse_u64(bytes: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(bytes).ok()?.trim();
-    if text.starts_with('+') {
-        return None;
-    }
-    text.parse().ok()
+/// Parses a file's text as a number, white space around it allowed; the
+/// error names the file (`path` is built only then).
+fn number<T: FromStr>(text: &str, path: impl FnOnce() -> PathBuf) -> Result<T, ReadError> {
+    let text = text.trim();
+    text.parse()
+        .map_err(|_| ReadError::Io(path(), format!("not a number: {:?}", truncate(text, 40))))
 }
 
 /// Reads a file from offset 0 into `buf`; a short read is taken as the end
