@@ -1,11 +1,12 @@
 //! Turns a sampler into a stream of intervals: sample, delta with the
 //! previous snapshot, hand the interval to the sinks.
 
-use std::collections::BTreeMap;
-
 use crate::collect::cpuidle::IdleCounters;
 use crate::counter::{Width, delta};
-use crate::interval::{self, IdleRate, Interval};
+use std::sync::Arc;
+
+use crate::cpu_map::CpuMap;
+use crate::interval::{self, CpuFileFigures, IdleRate, Interval};
 use crate::ladder::{self, Metric, Status};
 use crate::sampler::{Hardware, Sampler};
 use crate::snapshot::{Snapshot, Stamp};
@@ -23,11 +24,13 @@ pub struct Engine<H: Hardware> {
 /// stand until its next read.
 #[derive(Debug, Default)]
 struct Rounds {
-    last: BTreeMap<u32, LastRead>,
-    figures: BTreeMap<u32, Figures>,
+    last: CpuMap<LastRead>,
+    figures: CpuMap<Figures>,
+    /// The online CPUs of the last update, to drop those that went.
+    online: Vec<u32>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct LastRead {
     at: Stamp,
     idle: Option<Vec<IdleCounters>>,
@@ -37,7 +40,7 @@ struct LastRead {
 #[derive(Debug)]
 struct Figures {
     window_s: f64,
-    idle: Vec<IdleRate>,
+    idle: Arc<[IdleRate]>,
     throttle: Option<u64>,
 }
 
@@ -51,30 +54,26 @@ impl Rounds {
         cur: &Snapshot,
         iv: Option<&mut Interval>,
     ) {
-        let mut sorted = cur.online.clone();
-        sorted.sort_unstable();
-        let online = |c: &u32| sorted.binary_search(c).is_ok();
-        self.last.retain(|c, _| online(c));
-        self.figures.retain(|c, _| online(c));
+        if self.online != cur.online {
+            let mut sorted = cur.online.clone();
+            sorted.sort_unstable();
+            let online = |c: u32| sorted.binary_search(&c).is_ok();
+            self.last.retain(|c, _| online(c));
+            self.figures.retain(|c, _| online(c));
+            self.online.clone_from(&cur.online);
+        }
         for &cpu in read {
             let f = cur.files.get(&cpu);
-            let now = LastRead {
-                at: cur.time,
-                idle: f.and_then(|f| f.idle.clone()),
-                throttle: f.and_then(|f| f.throttle.as_ref()).and_then(|t| t.core),
-            };
+            let idle = f.and_then(|f| f.idle.as_deref());
+            let throttle = f.and_then(|f| f.throttle.as_ref()).and_then(|t| t.core);
             if let Some(before) = self.last.get(&cpu) {
-                let dt_ns = now.at.mono_ns.saturating_sub(before.at.mono_ns);
+                let dt_ns = cur.time.mono_ns.saturating_sub(before.at.mono_ns);
                 let window_s = dt_ns as f64 / 1e9;
                 let idle = m.idle_states.get(&cpu).map_or_else(Vec::new, |states| {
-                    interval::idle_rates(
-                        states,
-                        before.idle.as_deref(),
-                        now.idle.as_deref(),
-                        window_s,
-                    )
+                    interval::idle_rates(states, before.idle.as_deref(), idle, window_s)
                 });
-                let throttle = match (before.throttle, now.throttle) {
+                let idle = Arc::from(idle);
+                let throttle = match (before.throttle, throttle) {
                     (Some(a), Some(b)) if dt_ns > 0 => delta(a, b, Width::Bits64),
                     _ => None,
                 };
@@ -87,14 +86,27 @@ impl Rounds {
                     },
                 );
             }
-            self.last.insert(cpu, now);
+            // in place: no allocation once every CPU has been read
+            let last = self.last.get_or_default(cpu);
+            last.at = cur.time;
+            last.throttle = throttle;
+            match (idle, &mut last.idle) {
+                (Some(now), Some(kept)) => {
+                    kept.clear();
+                    kept.extend_from_slice(now);
+                }
+                (now, kept) => *kept = now.map(<[IdleCounters]>::to_vec),
+            }
         }
         let Some(iv) = iv else { return };
         for r in &mut iv.cpus {
             if let Some(f) = self.figures.get(&r.cpu) {
-                r.idle.clone_from(&f.idle);
+                r.idle = Arc::clone(&f.idle);
                 r.throttle = f.throttle;
                 r.window_s = Some(f.window_s);
+            } else if let Some(states) = m.idle_states.get(&r.cpu) {
+                // not read twice yet: its states are unknown, not absent
+                r.idle = interval::idle_rates(states, None, None, 0.0).into();
             }
         }
     }
@@ -113,15 +125,22 @@ impl<H: Hardware> Engine<H> {
     /// Takes a snapshot; returns the interval since the previous one, if any.
     pub fn step(&mut self) -> Option<Interval> {
         let cur = self.sampler.sample();
+        let in_rounds = self.sampler.rounds() > 1;
+        let files = if in_rounds {
+            CpuFileFigures::Caller
+        } else {
+            CpuFileFigures::FromSnapshots
+        };
         let mut iv = self.prev.as_ref().map(|prev| {
-            interval::delta_of(
+            interval::delta_with(
                 &self.sampler.machine,
                 self.sampler.freq_source(),
                 prev,
                 &cur,
+                files,
             )
         });
-        if self.sampler.rounds() > 1 {
+        if in_rounds {
             let read = self.sampler.last_round();
             self.rounds
                 .update(&self.sampler.machine, read, &cur, iv.as_mut());

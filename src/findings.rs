@@ -299,7 +299,7 @@ fn deep_cstates(iv: &Interval, watched: &[u32]) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut groups: Vec<DeepGroup> = Vec::new();
     for r in &iv.cpus {
-        for st in &r.idle {
+        for st in r.idle.iter() {
             let (Some(lat), Some(pct)) = (st.latency_us, st.pct) else {
                 continue;
             };
@@ -326,11 +326,11 @@ fn deep_cstates(iv: &Interval, watched: &[u32]) -> Vec<Finding> {
             } else {
                 match groups
                     .iter_mut()
-                    .find(|g| g.name == st.name && g.latency_us == lat)
+                    .find(|g| st.name == g.name && g.latency_us == lat)
                 {
                     Some(g) => g.cpus.push((r.cpu, pct)),
                     None => groups.push(DeepGroup {
-                        name: st.name.clone(),
+                        name: st.name.to_string(),
                         latency_us: lat,
                         cpus: vec![(r.cpu, pct)],
                     }),
@@ -721,9 +721,11 @@ mod tests {
         let m = machine(4);
         let mut cpus: Vec<CpuRates> = (0..4).map(rates).collect();
         for r in &mut cpus {
-            r.idle = vec![idle("C1", 2, 20.0), idle("C6", 133, 60.0)];
+            r.idle = vec![idle("C1", 2, 20.0), idle("C6", 133, 60.0)].into();
         }
-        cpus[3].idle[1].pct = Some(0.5); // below DEEP_MIN_PCT
+        let mut shallow = idle("C6", 133, 60.0);
+        shallow.pct = Some(0.5); // below DEEP_MIN_PCT
+        cpus[3].idle = vec![idle("C1", 2, 20.0), shallow].into();
         let f = tags(&interval(cpus), &m, &[1]);
         let deep: Vec<&Finding> = f.iter().filter(|x| x.kind == Kind::DeepCstate).collect();
         assert_eq!(deep.len(), 2);

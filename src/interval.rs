@@ -5,6 +5,7 @@
 //! NaN, infinity or a negative rate: what it cannot know is `None`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -16,13 +17,14 @@ pub use crate::irq_rates::SourceRates;
 use crate::irq_rates::{self, ClassRates};
 use crate::ladder::FreqSource;
 use crate::machine::Machine;
+use crate::name::Name;
 use crate::snapshot::{Energy, Reading, Snapshot, Stamp};
 
 /// cpuidle figures of one state over the interval.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IdleRate {
     /// State name (`C1`, `C6`, `POLL`).
-    pub name: String,
+    pub name: Name,
     /// Share of the interval spent in the state, %.
     pub pct: Option<f64>,
     /// Entries per second.
@@ -90,9 +92,10 @@ pub struct CpuRates {
     /// ΔTSC/dt in MHz.
     pub tsc_mhz: Option<f64>,
     /// Hardware core C-state residency, % (C1 derived when no counter).
-    pub hw_cstates: Vec<(String, Option<f64>)>,
-    /// cpuidle per state.
-    pub idle: Vec<IdleRate>,
+    pub hw_cstates: Vec<(&'static str, Option<f64>)>,
+    /// cpuidle per state; shared, because on a machine read in rounds
+    /// one CPU's figures stand in several intervals.
+    pub idle: Arc<[IdleRate]>,
     /// Seconds the `idle` and `throttle` figures cover when that is not
     /// this interval: on a machine whose per-CPU counter files are read in
     /// rounds, the time between this CPU's last two reads (the figures
@@ -140,7 +143,7 @@ pub struct PkgRates {
     /// Power per RAPL domain, W.
     pub watts: Vec<(String, Option<f64>)>,
     /// Package C-state residency, %.
-    pub cstates: Vec<(String, Option<f64>)>,
+    pub cstates: Vec<(&'static str, Option<f64>)>,
     /// Package temperature, °C.
     pub temp_c: Option<f64>,
     /// Package throttle events during the interval.
@@ -184,6 +187,28 @@ pub fn delta_of(
     prev: &Snapshot,
     cur: &Snapshot,
 ) -> Interval {
+    delta_with(m, freq, prev, cur, CpuFileFigures::FromSnapshots)
+}
+
+/// Where the figures of the per-CPU counter files (cpuidle and the core
+/// throttle count) come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuFileFigures {
+    /// From `prev` and `cur`.
+    FromSnapshots,
+    /// Left empty: the caller fills them in (files read in rounds, each
+    /// CPU over its own window), so computing them here would be waste.
+    Caller,
+}
+
+/// [`delta_of`], with the per-CPU file figures from where `files` says.
+pub fn delta_with(
+    m: &Machine,
+    freq: Option<FreqSource>,
+    prev: &Snapshot,
+    cur: &Snapshot,
+    files: CpuFileFigures,
+) -> Interval {
     let dt_ns = cur.time.mono_ns.saturating_sub(prev.time.mono_ns);
     let dt_s = dt_ns as f64 / 1e9;
     let order = &cur.online;
@@ -215,7 +240,7 @@ pub fn delta_of(
             ..CpuRates::default()
         };
         if !r.new && dt_s > 0.0 {
-            fill_cpu(&mut r, m, freq, prev, cur, dt_s);
+            fill_cpu(&mut r, m, freq, prev, cur, dt_s, files);
             let c = irq.per_cpu[k];
             (r.irq_per_s, r.loc_per_s, r.res_per_s, r.cal_per_s) = (c.all, c.loc, c.res, c.cal);
             (r.tlb_per_s, r.ipi_per_s, r.dev_per_s, r.nmi_per_s) = (c.tlb, c.ipi, c.dev, c.nmi);
@@ -251,6 +276,7 @@ fn fill_cpu(
     prev: &Snapshot,
     cur: &Snapshot,
     dt_s: f64,
+    files: CpuFileFigures,
 ) {
     let cpu = r.cpu;
     r.time = match (&prev.stat, &cur.stat) {
@@ -273,7 +299,22 @@ fn fill_cpu(
             _ => None,
         };
     }
-    fill_idle(r, m, prev, cur, dt_s);
+    if files == CpuFileFigures::FromSnapshots {
+        fill_idle(r, m, prev, cur, dt_s);
+        r.throttle = match (
+            prev.files
+                .get(&cpu)
+                .and_then(|f| f.throttle.as_ref())
+                .and_then(|t| t.core),
+            cur.files
+                .get(&cpu)
+                .and_then(|f| f.throttle.as_ref())
+                .and_then(|t| t.core),
+        ) {
+            (Some(a), Some(b)) => delta(a, b, Width::Bits64),
+            _ => None,
+        };
+    }
     r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), dt_s);
     r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), dt_s);
     let (ph, ch) = (prev.hw.get(&cpu), cur.hw.get(&cpu));
@@ -284,19 +325,6 @@ fn fill_cpu(
     r.temp_c = ch
         .and_then(|h| h.temp_c)
         .or_else(|| hwmon_core_temp(m, cpu, cur));
-    r.throttle = match (
-        prev.files
-            .get(&cpu)
-            .and_then(|f| f.throttle.as_ref())
-            .and_then(|t| t.core),
-        cur.files
-            .get(&cpu)
-            .and_then(|f| f.throttle.as_ref())
-            .and_then(|t| t.core),
-    ) {
-        (Some(a), Some(b)) => delta(a, b, Width::Bits64),
-        _ => None,
-    };
     if let (Some(a), Some(b)) = (ph, ch) {
         r.core_watt = watts(&a.energy, &b.energy, "core", dt_s);
     }
@@ -411,11 +439,11 @@ fn fill_freq(
 /// Core C-states from residency counters: `Cn% = 100·ΔCn/ΔTSC`; without a
 /// C1 counter, `C1 = ΔTSC − ΔMPERF − ΣΔCn` as turbostat derives it.
 fn hw_cstates(
-    a: &[(String, u64)],
-    b: &[(String, u64)],
+    a: &[(&'static str, u64)],
+    b: &[(&'static str, u64)],
     dtsc: u64,
     dmperf: u64,
-) -> Vec<(String, Option<f64>)> {
+) -> Vec<(&'static str, Option<f64>)> {
     if b.is_empty() {
         return Vec::new();
     }
@@ -431,11 +459,11 @@ fn hw_cstates(
             Some(v) => deeper += v,
             None => known = false,
         }
-        out.push((name.clone(), d.and_then(|v| percent(v, dtsc, 2.0))));
+        out.push((*name, d.and_then(|v| percent(v, dtsc, 2.0))));
     }
-    if !b.iter().any(|(n, _)| n == "C1") {
+    if !b.iter().any(|(n, _)| *n == "C1") {
         let c1 = known.then(|| dtsc.saturating_sub(dmperf).saturating_sub(deeper));
-        out.insert(0, ("C1".into(), c1.and_then(|v| percent(v, dtsc, 2.0))));
+        out.insert(0, ("C1", c1.and_then(|v| percent(v, dtsc, 2.0))));
     }
     out
 }
@@ -446,7 +474,7 @@ fn fill_idle(r: &mut CpuRates, m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_
     };
     let a = prev.files.get(&r.cpu).and_then(|f| f.idle.as_deref());
     let b = cur.files.get(&r.cpu).and_then(|f| f.idle.as_deref());
-    r.idle = idle_rates(states, a, b, dt_s);
+    r.idle = idle_rates(states, a, b, dt_s).into();
 }
 
 /// cpuidle figures of each state between two reads `dt_s` seconds apart;
@@ -514,8 +542,8 @@ fn pkg_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) -> Vec<Pkg
         let Some(a) = prev.pkg.get(id) else { continue };
         for e in &b.energy {
             r.watts.push((
-                e.domain.clone(),
-                watts(&a.energy, &b.energy, &e.domain, dt_s),
+                e.domain.to_string(),
+                watts(&a.energy, &b.energy, e.domain, dt_s),
             ));
         }
         let leader = m
@@ -538,7 +566,7 @@ fn pkg_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) -> Vec<Pkg
                 (Some(d), Some(t)) => percent(d, t, 2.0),
                 _ => None,
             };
-            r.cstates.push((name.clone(), pct));
+            r.cstates.push((*name, pct));
         }
     }
     powercap_rates(m, prev, cur, dt_s, &mut out);

@@ -46,30 +46,54 @@ pub struct ClassRates {
     pub nmi: Option<f64>,
 }
 
-/// Sums of one class: total count and whether any row contributed.
+/// One CPU's sums by row kind: the class sums are made from these once at
+/// the end, so a cell costs one add however many classes its row is in.
 #[derive(Debug, Clone, Copy, Default)]
-struct Acc {
-    sum: u64,
-    any: bool,
-    unknown: bool,
+struct KindSums {
+    sum: [u64; KINDS],
+    /// Bit per kind: some row of the kind had a cell for this CPU.
+    any: u16,
+    /// Bit per kind: some cell of the kind went backwards (unknown).
+    unknown: u16,
 }
 
-impl Acc {
-    fn add(&mut self, d: Option<u64>) {
-        self.any = true;
-        match d {
-            Some(d) => self.sum += d,
-            None => self.unknown = true,
-        }
-    }
+const KINDS: usize = 9;
 
-    /// A class with a cell that went backwards is unknown, not a low count.
-    fn rate(self, dt_s: f64) -> Option<f64> {
-        if self.any && !self.unknown {
-            per_second(self.sum, dt_s)
-        } else {
-            None
+fn kind_index(kind: IrqKind) -> usize {
+    match kind {
+        IrqKind::Device => 0,
+        IrqKind::LocalTimer => 1,
+        IrqKind::Reschedule => 2,
+        IrqKind::FunctionCall => 3,
+        IrqKind::TlbShootdown => 4,
+        IrqKind::IrqWork => 5,
+        IrqKind::OtherIpi => 6,
+        IrqKind::Nmi => 7,
+        IrqKind::Other => 8,
+    }
+}
+
+/// Kinds in each class, as bits of `kind_index`.
+const ALL: u16 = 0x1FF;
+const LOC: u16 = 1 << 1;
+const RES: u16 = 1 << 2;
+const CAL: u16 = 1 << 3;
+const TLB: u16 = 1 << 4;
+const IPI: u16 = (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6);
+const DEV: u16 = 1 << 0;
+const NMI: u16 = 1 << 7;
+
+impl KindSums {
+    /// A class's rate: unknown when no row of it had a cell for the CPU,
+    /// or when one of its cells went backwards (not a low count).
+    fn rate(&self, class: u16, dt_s: f64) -> Option<f64> {
+        if self.any & class == 0 || self.unknown & class != 0 {
+            return None;
         }
+        let sum = (0..KINDS)
+            .filter(|k| class & (1 << k) != 0)
+            .fold(0u64, |acc, k| acc.saturating_add(self.sum[k]));
+        per_second(sum, dt_s)
     }
 }
 
@@ -86,14 +110,20 @@ pub struct TableRates {
 /// "wrap" implying more was a counter that went backwards.
 pub const MAX_IRQ_RATE: f64 = 1e7;
 
-/// Interrupt counts are `unsigned int` in older kernels: values that fit 32
-/// bits wrap there, wider values are 64-bit.
-fn irq_width(a: u64, b: u64) -> Width {
-    if u32::try_from(a.max(b)).is_ok() {
+/// How much one cell advanced: interrupt counts are `unsigned int` in
+/// older kernels, so values that fit 32 bits wrap there and wider values
+/// are 64-bit; a wrap implying more than `MAX_IRQ_RATE` was a reset.
+#[inline]
+fn cell_delta(va: u64, vb: u64, dt_s: f64) -> Option<u64> {
+    if vb >= va {
+        return Some(vb - va);
+    }
+    let width = if u32::try_from(va).is_ok() {
         Width::Bits(32)
     } else {
         Width::Bits64
-    }
+    };
+    delta(va, vb, width).filter(|&d| d as f64 / dt_s <= MAX_IRQ_RATE)
 }
 
 /// Finds the row of `a` with the label of `row`, trying position `hint` first.
@@ -113,36 +143,45 @@ pub fn rates(a: &IrqTable, b: &IrqTable, order: &[u32], dt_s: f64) -> TableRates
             per_cpu: vec![ClassRates::default(); order.len()],
         };
     }
-    let cols: Vec<(Option<usize>, Option<usize>)> =
-        order.iter().map(|&c| (a.column(c), b.column(c))).collect();
-    let mut acc = vec![[Acc::default(); 8]; order.len()];
+    // The usual case: both headers list exactly the CPUs of `order`, so
+    // cell k of every row is CPU k and no column is looked up.
+    let same_columns = a.cpus == order && b.cpus == order;
+    let cols: Vec<(Option<usize>, Option<usize>)> = if same_columns {
+        Vec::new()
+    } else {
+        order.iter().map(|&c| (a.column(c), b.column(c))).collect()
+    };
+    let mut acc = vec![KindSums::default(); order.len()];
     let mut sources = Vec::with_capacity(b.rows.len());
     for (i, row) in b.rows.iter().enumerate() {
         let prev = matching_row(a, row, i);
-        let class = class_slots(row.kind);
+        let kind = kind_index(row.kind);
+        let bit = 1u16 << kind;
         let mut total = 0.0;
         let mut per_cpu = Vec::with_capacity(order.len());
-        for (k, &(ca, cb)) in cols.iter().enumerate() {
-            let cell = match (prev, ca, cb) {
-                (Some(p), Some(ca), Some(cb)) => match (p.counts.get(ca), row.counts.get(cb)) {
-                    (Some(&va), Some(&vb)) => Some(
-                        delta(va, vb, irq_width(va, vb))
-                            .filter(|&d| vb >= va || d as f64 / dt_s <= MAX_IRQ_RATE),
-                    ),
-                    _ => None,
+        for (k, acc) in acc.iter_mut().enumerate() {
+            let (va, vb) = match prev {
+                None => (None, None),
+                Some(p) if same_columns => (p.counts.get(k), row.counts.get(k)),
+                Some(p) => match cols[k] {
+                    (Some(ca), Some(cb)) => (p.counts.get(ca), row.counts.get(cb)),
+                    _ => (None, None),
                 },
-                _ => None,
             };
-            let Some(d) = cell else {
+            let (Some(&va), Some(&vb)) = (va, vb) else {
                 per_cpu.push(None);
                 continue;
             };
-            for &slot in class {
-                acc[k][slot].add(d);
+            acc.any |= bit;
+            if let Some(d) = cell_delta(va, vb, dt_s) {
+                acc.sum[kind] = acc.sum[kind].saturating_add(d);
+                let r = d as f64 / dt_s;
+                total += r;
+                per_cpu.push(Some(r));
+            } else {
+                acc.unknown |= bit;
+                per_cpu.push(None);
             }
-            let r = d.and_then(|d| per_second(d, dt_s));
-            total += r.unwrap_or(0.0);
-            per_cpu.push(r);
         }
         sources.push(SourceRates {
             label: row.label.clone(),
@@ -156,40 +195,17 @@ pub fn rates(a: &IrqTable, b: &IrqTable, order: &[u32], dt_s: f64) -> TableRates
     let per_cpu = acc
         .iter()
         .map(|a| ClassRates {
-            all: a[ALL].rate(dt_s),
-            loc: a[LOC].rate(dt_s),
-            res: a[RES].rate(dt_s),
-            cal: a[CAL].rate(dt_s),
-            tlb: a[TLB].rate(dt_s),
-            ipi: a[IPI].rate(dt_s),
-            dev: a[DEV].rate(dt_s),
-            nmi: a[NMI].rate(dt_s),
+            all: a.rate(ALL, dt_s),
+            loc: a.rate(LOC, dt_s),
+            res: a.rate(RES, dt_s),
+            cal: a.rate(CAL, dt_s),
+            tlb: a.rate(TLB, dt_s),
+            ipi: a.rate(IPI, dt_s),
+            dev: a.rate(DEV, dt_s),
+            nmi: a.rate(NMI, dt_s),
         })
         .collect();
     TableRates { sources, per_cpu }
-}
-
-const ALL: usize = 0;
-const LOC: usize = 1;
-const RES: usize = 2;
-const CAL: usize = 3;
-const TLB: usize = 4;
-const IPI: usize = 5;
-const DEV: usize = 6;
-const NMI: usize = 7;
-
-/// The class sums a row of this kind adds to.
-fn class_slots(kind: IrqKind) -> &'static [usize] {
-    match kind {
-        IrqKind::LocalTimer => &[ALL, LOC],
-        IrqKind::Reschedule => &[ALL, RES, IPI],
-        IrqKind::FunctionCall => &[ALL, CAL, IPI],
-        IrqKind::TlbShootdown => &[ALL, TLB, IPI],
-        IrqKind::IrqWork | IrqKind::OtherIpi => &[ALL, IPI],
-        IrqKind::Device => &[ALL, DEV],
-        IrqKind::Nmi => &[ALL, NMI],
-        IrqKind::Other => &[ALL],
-    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::collect::hwmon::{self, HwmonSensor};
 use crate::collect::powercap::{self, RaplZone};
 use crate::collect::topology::{self, CpuSets, CpuTopology};
 use crate::collect::x86::{self, Vendor};
+use crate::cpu_map::CpuMap;
 use crate::source::fs::{Base, Fs};
 
 /// Everything noisetop knows about the machine that is not a counter.
@@ -40,7 +41,7 @@ pub struct Machine {
     /// cpuidle driver and governor.
     pub idle_driver: IdleDriver,
     /// cpuidle states per CPU.
-    pub idle_states: BTreeMap<u32, Vec<IdleStateInfo>>,
+    pub idle_states: CpuMap<Vec<IdleStateInfo>>,
     /// Why cpuidle states are missing, when they are.
     pub idle_missing: Option<String>,
     /// Kernel command line, ASLR, SMT, hypervisor and similar.
@@ -87,7 +88,7 @@ impl Machine {
             cpufreq_missing = None;
         }
         let idle_driver = cpuidle::read_idle_driver(fs);
-        let mut idle_states = BTreeMap::new();
+        let mut idle_states = CpuMap::new();
         let mut idle_missing = None;
         for &cpu in &online {
             match cpuidle::read_states(fs, cpu) {
@@ -187,7 +188,7 @@ fn guess_online(fs: &mut Fs, cpuinfo: &CpuInfo) -> (Vec<u32>, Option<String>) {
         && let Ok(stat) = crate::collect::stat::parse(text)
         && !stat.cpus.is_empty()
     {
-        let cpus = stat.cpus.keys().copied().collect();
+        let cpus = stat.cpus.keys().collect();
         return (cpus, Some("online CPUs taken from /proc/stat".into()));
     }
     if let Ok(text) = fs.read(Base::Proc, "interrupts")

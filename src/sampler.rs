@@ -8,6 +8,7 @@ use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::{cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
 use crate::counter::Width;
+use crate::cpu_map::CpuMap;
 use crate::ladder::{self, FreqSource, Probe};
 use crate::machine::{self, Machine};
 use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot, Stamp};
@@ -18,8 +19,8 @@ use crate::source::perf::{PerfCounts, PerfEvent};
 pub trait Hardware {
     /// Reads the clocks.
     fn now(&mut self) -> Stamp;
-    /// Reads every perf group once.
-    fn perf(&mut self) -> Vec<PerfCounts>;
+    /// Reads every perf group once; the counts stand until the next call.
+    fn perf(&mut self) -> &[PerfCounts];
     /// Reads one MSR; `None` when this hardware has no MSR access at all.
     fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>>;
     /// Returns what the probes found at start.
@@ -45,7 +46,7 @@ pub struct Sampler<H: Hardware> {
     /// Most per-CPU counter files one sample reads; see [`Self::rounds`].
     budget: usize,
     /// Each CPU's last cpuidle read, to skip states whose `usage` held.
-    idle_last: BTreeMap<u32, Vec<IdleCounters>>,
+    idle_last: CpuMap<Vec<IdleCounters>>,
     /// CPUs read every sample whatever the round (the watched ones), sorted.
     always: Vec<u32>,
     /// The CPUs whose per-CPU counter files the last sample read.
@@ -203,7 +204,7 @@ impl<H: Hardware> Sampler<H> {
             spare: Spare::default(),
             samples: 0,
             budget: DEFAULT_BUDGET,
-            idle_last: BTreeMap::new(),
+            idle_last: CpuMap::new(),
             always: Vec::new(),
             last_round: Vec::new(),
         };
@@ -364,9 +365,9 @@ impl<H: Hardware> Sampler<H> {
             stat,
             interrupts,
             softirqs,
-            csw: BTreeMap::new(),
-            migrations: BTreeMap::new(),
-            hw: BTreeMap::new(),
+            csw: CpuMap::new(),
+            migrations: CpuMap::new(),
+            hw: CpuMap::new(),
             pkg: BTreeMap::new(),
             files,
             powercap_uj,
@@ -383,11 +384,11 @@ impl<H: Hardware> Sampler<H> {
         self.spare.softirqs = old.softirqs.ok();
     }
 
-    fn read_cpu_files(&mut self) -> BTreeMap<u32, CpuFiles> {
+    fn read_cpu_files(&mut self) -> CpuMap<CpuFiles> {
         let rounds = self.rounds();
         let round = usize::try_from(self.samples % rounds as u64).unwrap_or(0);
         let fs = &mut self.fs;
-        let mut out = BTreeMap::new();
+        let mut out = CpuMap::new();
         self.last_round.clear();
         for (i, ids) in self.files.cpus.iter().enumerate() {
             let in_round = i % rounds == round || self.always.binary_search(&ids.cpu).is_ok();
@@ -400,7 +401,7 @@ impl<H: Hardware> Sampler<H> {
                     let read = cpuidle::read_state_files(fs, files, last).ok();
                     match &read {
                         // in place: no allocation once every CPU has been read
-                        Some(v) => self.idle_last.entry(ids.cpu).or_default().clone_from(v),
+                        Some(v) => self.idle_last.get_or_default(ids.cpu).clone_from(v),
                         None => drop(self.idle_last.remove(&ids.cpu)),
                     }
                     read
@@ -449,8 +450,13 @@ impl<H: Hardware> Sampler<H> {
 
     fn read_perf(&mut self, snap: &mut Snapshot) {
         let leaders = self.machine.package_leaders();
+        // read before the counts borrow the hardware
+        let scales: Vec<(PerfEvent, f64)> = ENERGY_EVENTS
+            .iter()
+            .filter_map(|&ev| Some((ev, self.hw.energy_scale(ev)?)))
+            .collect();
         for pc in self.hw.perf() {
-            let hw = snap.hw.entry(pc.cpu).or_default();
+            let hw = snap.hw.get_or_default(pc.cpu);
             let pkg_id = self
                 .machine
                 .topo(pc.cpu)
@@ -472,7 +478,7 @@ impl<H: Hardware> Sampler<H> {
                     | PerfEvent::CoreC3
                     | PerfEvent::CoreC6
                     | PerfEvent::CoreC7 => {
-                        hw.cstates.push((cstate_label(ev).to_string(), v));
+                        hw.cstates.push((cstate_label(ev), v));
                     }
                     PerfEvent::PkgC2
                     | PerfEvent::PkgC3
@@ -483,7 +489,7 @@ impl<H: Hardware> Sampler<H> {
                     | PerfEvent::PkgC10 => {
                         if leaders.contains(&pc.cpu) {
                             let p = pkg_entry(&mut snap.pkg, pkg_id);
-                            p.cstates.push((cstate_label(ev).to_string(), v));
+                            p.cstates.push((cstate_label(ev), v));
                         }
                     }
                     PerfEvent::EnergyPkg
@@ -492,12 +498,12 @@ impl<H: Hardware> Sampler<H> {
                     | PerfEvent::EnergyGpu
                     | PerfEvent::EnergyPsys => {
                         // perf accumulates RAPL in 64 bits in the kernel
-                        let Some(scale) = self.hw.energy_scale(ev) else {
+                        let Some(&(_, scale)) = scales.iter().find(|(e, _)| *e == ev) else {
                             continue;
                         };
                         let p = pkg_entry(&mut snap.pkg, pkg_id);
                         p.energy.push(Energy {
-                            domain: energy_domain(ev).to_string(),
+                            domain: energy_domain(ev),
                             raw: v,
                             joules_per_count: scale,
                             width: Width::Bits64,
@@ -515,7 +521,7 @@ impl<H: Hardware> Sampler<H> {
         let plan = self.plan.clone();
         let leaders = self.machine.package_leaders();
         for &cpu in &snap.online {
-            let hw = snap.hw.entry(cpu).or_default();
+            let hw = snap.hw.get_or_default(cpu);
             for &(name, reg) in &plan.per_cpu {
                 let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else {
                     continue;
@@ -534,14 +540,14 @@ impl<H: Hardware> Sampler<H> {
                         if let Some((r, unit)) = &plan.rapl {
                             let unit = r.domain_unit_joules("core", *unit);
                             hw.energy.push(Energy {
-                                domain: "core".into(),
+                                domain: "core",
                                 raw: v & 0xFFFF_FFFF,
                                 joules_per_count: unit,
                                 width: Width::Bits(32),
                             });
                         }
                     }
-                    _ => hw.cstates.push((name.to_string(), v)),
+                    _ => hw.cstates.push((name, v)),
                 }
             }
             if leaders.contains(&cpu) {
@@ -556,11 +562,11 @@ impl<H: Hardware> Sampler<H> {
                             .tjmax
                             .and_then(|tj| x86::decode_therm_status(v, tj).temp_c.map(f64::from));
                     } else if name.starts_with("PC") {
-                        p.cstates.push((name.to_string(), v));
+                        p.cstates.push((name, v));
                     } else if let Some((r, unit)) = &plan.rapl {
                         let unit = r.domain_unit_joules(name, *unit);
                         p.energy.push(Energy {
-                            domain: name.to_string(),
+                            domain: name,
                             raw: v & 0xFFFF_FFFF,
                             joules_per_count: unit,
                             width: Width::Bits(32),
@@ -595,6 +601,14 @@ fn cstate_label(ev: PerfEvent) -> &'static str {
         _ => "?",
     }
 }
+
+const ENERGY_EVENTS: [PerfEvent; 5] = [
+    PerfEvent::EnergyPkg,
+    PerfEvent::EnergyCores,
+    PerfEvent::EnergyRam,
+    PerfEvent::EnergyGpu,
+    PerfEvent::EnergyPsys,
+];
 
 fn energy_domain(ev: PerfEvent) -> &'static str {
     match ev {

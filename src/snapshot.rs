@@ -10,6 +10,7 @@ use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::Stat;
 use crate::counter::Width;
+use crate::cpu_map::CpuMap;
 
 /// When a snapshot was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -49,7 +50,7 @@ pub type Reading<T> = Result<T, String>;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Energy {
     /// Domain: `pkg`, `cores`, `ram`, `gpu`, `psys`, `core` (AMD per core).
-    pub domain: String,
+    pub domain: &'static str,
     /// The raw counter value.
     pub raw: u64,
     /// Joules per count.
@@ -70,7 +71,7 @@ pub struct CpuHw {
     /// SMI count (32-bit).
     pub smi: Option<u64>,
     /// Core C-state residency counters (TSC rate), by name (`C3`, `C6`…).
-    pub cstates: Vec<(String, u64)>,
+    pub cstates: Vec<(&'static str, u64)>,
     /// Core temperature in °C, already decoded.
     pub temp_c: Option<f64>,
     /// Energy counters of this core (AMD per-core RAPL).
@@ -83,7 +84,7 @@ pub struct PkgHw {
     /// Package id.
     pub package: u32,
     /// Package C-state residency counters (TSC rate), by name (`PC2`…).
-    pub cstates: Vec<(String, u64)>,
+    pub cstates: Vec<(&'static str, u64)>,
     /// RAPL energy counters.
     pub energy: Vec<Energy>,
     /// Package temperature in °C.
@@ -115,15 +116,15 @@ pub struct Snapshot {
     /// /proc/softirqs.
     pub softirqs: Reading<IrqTable>,
     /// Context switches per CPU (perf software counter).
-    pub csw: BTreeMap<u32, u64>,
+    pub csw: CpuMap<u64>,
     /// Migrations per CPU (perf software counter).
-    pub migrations: BTreeMap<u32, u64>,
+    pub migrations: CpuMap<u64>,
     /// Hardware counters per CPU, and the rung they came from.
-    pub hw: BTreeMap<u32, CpuHw>,
+    pub hw: CpuMap<CpuHw>,
     /// Package counters by package id.
     pub pkg: BTreeMap<u32, PkgHw>,
     /// Per-CPU values from sysfs files.
-    pub files: BTreeMap<u32, CpuFiles>,
+    pub files: CpuMap<CpuFiles>,
     /// powercap energy per zone id, µJ.
     pub powercap_uj: BTreeMap<String, u64>,
     /// hwmon temperatures, millidegrees, keyed `hwmonN/tempK`.

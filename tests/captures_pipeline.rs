@@ -60,7 +60,7 @@ fn every_capture_goes_through_the_whole_pipeline() {
                     c.cpu
                 );
             }
-            for s in &c.idle {
+            for s in c.idle.iter() {
                 assert!(
                     s.pct.is_none_or(|x| x == 0.0),
                     "{name} cpu{} {}",
@@ -74,7 +74,7 @@ fn every_capture_goes_through_the_whole_pipeline() {
         let from_stat =
             e.sampler.machine.online_note.as_deref() == Some("online CPUs taken from /proc/stat");
         if let (Ok(stat), true) = (&snap.stat, from_stat) {
-            let cpus: Vec<u32> = stat.cpus.keys().copied().collect();
+            let cpus: Vec<u32> = stat.cpus.keys().collect();
             assert_eq!(e.sampler.machine.online, cpus, "{name}");
         }
         let table = batch::table(&iv, None);

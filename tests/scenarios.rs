@@ -71,8 +71,8 @@ fn close(got: Option<f64>, want: f64) {
 }
 
 #[track_caller]
-fn close_pairs(got: &[(String, Option<f64>)], want: &[(&str, f64)]) {
-    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+fn close_pairs<S: AsRef<str>>(got: &[(S, Option<f64>)], want: &[(&str, f64)]) {
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_ref()).collect();
     let want_names: Vec<&str> = want.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, want_names);
     for ((_, g), (_, w)) in got.iter().zip(want) {

@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use crate::collect::topology::{CPU_DIR, numbered, opt_flag, opt_text, opt_u64};
+use crate::name::Name;
 use crate::source::fs::{Base, FileId, Fs, ReadError};
 
 /// The cpuidle driver and governor in use.
@@ -27,7 +28,7 @@ pub struct IdleStateInfo {
     /// K in `stateK`.
     pub index: u32,
     /// `name` (`POLL`, `C1-HSW`, `C2`, `WFI`); `stateK` if the file is missing.
-    pub name: String,
+    pub name: Name,
     /// `desc` as the kernel prints it (`<null>` stays); empty if missing.
     pub desc: String,
     /// Exit latency in µs (`latency`).
@@ -105,7 +106,8 @@ fn read_state(fs: &mut Fs, dir: &str, index: u32) -> IdleStateInfo {
     IdleStateInfo {
         index,
         name: opt_text(fs, Base::Sys, &format!("{dir}/name"))
-            .unwrap_or_else(|| format!("state{index}")),
+            .unwrap_or_else(|| format!("state{index}"))
+            .into(),
         desc: fs
             .read_trimmed(Base::Sys, &format!("{dir}/desc"))
             .unwrap_or_default(),

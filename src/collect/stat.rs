@@ -7,8 +7,7 @@
 //! no `guest` before 2.6.24, ...); a missing column is `None`. A last line
 //! without its newline is a cut-off read and is ignored.
 
-use std::collections::BTreeMap;
-
+use crate::cpu_map::CpuMap;
 use serde::Serialize;
 
 use super::ParseError;
@@ -49,7 +48,7 @@ pub struct Stat {
     /// The aggregate `cpu` line.
     pub total: Option<CpuTimes>,
     /// The `cpuN` lines, by CPU id.
-    pub cpus: BTreeMap<u32, CpuTimes>,
+    pub cpus: CpuMap<CpuTimes>,
     /// `ctxt`: context switches since boot.
     pub ctxt: Option<u64>,
     /// First number of `intr`: interrupts serviced since boot.
@@ -227,7 +226,7 @@ softirq 5057579 250191 1481983 1647 211099 186066 0 1783454 622196 12499 508444
                 guest_nice: Some(36),
             })
         );
-        assert_eq!(s.cpus.keys().copied().collect::<Vec<_>>(), vec![0, 7]);
+        assert_eq!(s.cpus.keys().collect::<Vec<_>>(), vec![0, 7]);
         assert_eq!(s.cpus[&7].softirq, Some(31));
         assert_eq!(s.cpus[&7].guest_nice, Some(8));
         assert_eq!(s.intr_total, Some(8_885_917));
@@ -249,7 +248,7 @@ softirq 5057579 250191 1481983 1647 211099 186066 0 1783454 622196 12499 508444
     #[test]
     fn offline_cpus_are_absent_not_zero() {
         let s = parse("cpu  1 2 3 4\ncpu0 1 1 1 1\ncpu2 0 1 2 2\n").unwrap();
-        assert_eq!(s.cpus.keys().copied().collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(s.cpus.keys().collect::<Vec<_>>(), vec![0, 2]);
         assert!(!s.cpus.contains_key(&1));
     }
 

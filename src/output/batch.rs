@@ -99,7 +99,9 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
         col("Bzy_MHz", &rows, |r| r.bzy_mhz, c_mean, |v| num(v, 0)),
         col("TSC_MHz", &rows, |r| r.tsc_mhz, c_mean, |v| num(v, 0)),
     ];
-    for name in state_names(&rows, |r| r.idle.iter().map(|s| s.name.clone()).collect()) {
+    for name in state_names(&rows, |r| {
+        r.idle.iter().map(|s| s.name.to_string()).collect()
+    }) {
         let n = name.clone();
         cols.push(col(
             &format!("{}%", name.replace(char::is_whitespace, "_")),
@@ -110,7 +112,7 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
         ));
     }
     for name in state_names(&rows, |r| {
-        r.hw_cstates.iter().map(|s| s.0.clone()).collect()
+        r.hw_cstates.iter().map(|s| s.0.to_string()).collect()
     }) {
         let n = name.clone();
         cols.push(col(

@@ -135,10 +135,11 @@ impl<H: Hardware> Hardware for Recorder<H> {
         self.stamp
     }
 
-    fn perf(&mut self) -> Vec<PerfCounts> {
+    fn perf(&mut self) -> &[PerfCounts] {
         let p = self.inner.perf();
-        self.perf.clone_from(&p);
-        p
+        self.perf.clear();
+        self.perf.extend_from_slice(p);
+        &self.perf
     }
 
     fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<io::Result<u64>> {
@@ -226,8 +227,8 @@ impl Hardware for Captured {
         self.stamp
     }
 
-    fn perf(&mut self) -> Vec<PerfCounts> {
-        self.perf.clone()
+    fn perf(&mut self) -> &[PerfCounts] {
+        &self.perf
     }
 
     fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<io::Result<u64>> {

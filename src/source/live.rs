@@ -24,6 +24,8 @@ pub struct LiveOptions {
 /// Clock, perf and MSR access on the running machine.
 pub struct LiveHw {
     perf: Option<PerfSet>,
+    /// The last `perf` read.
+    counts: Vec<PerfCounts>,
     msr: Option<DevMsr>,
     probe: Probe,
 }
@@ -67,7 +69,12 @@ impl LiveHw {
                 None => Err("no online CPU".into()),
             }
         };
-        LiveHw { perf, msr, probe }
+        LiveHw {
+            perf,
+            counts: Vec::new(),
+            msr,
+            probe,
+        }
     }
 }
 
@@ -121,8 +128,9 @@ impl Hardware for LiveHw {
         }
     }
 
-    fn perf(&mut self) -> Vec<PerfCounts> {
-        self.perf.as_mut().map(PerfSet::read).unwrap_or_default()
+    fn perf(&mut self) -> &[PerfCounts] {
+        self.counts = self.perf.as_mut().map(PerfSet::read).unwrap_or_default();
+        &self.counts
     }
 
     fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>> {

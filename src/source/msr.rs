@@ -14,6 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::collect::ParseError;
+use crate::cpu_map::CpuMap;
 
 /// Reads one 64-bit MSR of one CPU.
 pub trait MsrAccess {
@@ -136,7 +137,7 @@ pub fn error_from_text(msg: &str) -> io::Error {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FakeMsr {
     /// Register values by (cpu, register).
-    pub values: BTreeMap<(u32, u32), u64>,
+    pub values: RegValues,
     /// Recorded failures by (cpu, register), as `describe` texts.
     pub errors: BTreeMap<(u32, u32), String>,
 }
@@ -150,6 +151,48 @@ impl MsrAccess for FakeMsr {
             Some(msg) => Err(error_from_text(msg)),
             None => Err(io::Error::from_raw_os_error(libc::EIO)),
         }
+    }
+}
+
+/// Register values by (cpu, register), stored per CPU: a replay of a
+/// 1024-CPU capture looks up eight thousand of them a sample, and a
+/// lookup in one map of them all cost more than noisetop's own work.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RegValues {
+    /// Per CPU, (register, value) sorted by register.
+    cpus: CpuMap<Vec<(u32, u64)>>,
+}
+
+impl RegValues {
+    /// Sets a register's value; returns the one it replaces.
+    pub fn insert(&mut self, (cpu, reg): (u32, u32), value: u64) -> Option<u64> {
+        let regs = self.cpus.get_or_default(cpu);
+        match regs.binary_search_by_key(&reg, |(r, _)| *r) {
+            Ok(i) => Some(std::mem::replace(&mut regs[i].1, value)),
+            Err(i) => {
+                regs.insert(i, (reg, value));
+                None
+            }
+        }
+    }
+
+    /// Returns a register's value.
+    pub fn get(&self, (cpu, reg): &(u32, u32)) -> Option<&u64> {
+        let regs = self.cpus.get(cpu)?;
+        let i = regs.binary_search_by_key(reg, |(r, _)| *r).ok()?;
+        Some(&regs[i].1)
+    }
+
+    /// Whether a register has a value.
+    pub fn contains_key(&self, key: &(u32, u32)) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Removes a register's value.
+    pub fn remove(&mut self, (cpu, reg): &(u32, u32)) -> Option<u64> {
+        let regs = self.cpus.get_mut(cpu)?;
+        let i = regs.binary_search_by_key(reg, |(r, _)| *r).ok()?;
+        Some(regs.remove(i).1)
     }
 }
 

@@ -245,7 +245,8 @@ mod tests {
             idle("POLL", 0.0, 0),
             idle("C1", 12.5, 2),
             idle("C6", 60.0, 133),
-        ];
+        ]
+        .into();
         // 25 % of 16 = 4, +0 = 4, +12.5 % = 6, +60 % = 15.6 → 16 (rounded running sums)
         assert_eq!(text(&cstates(Some(&r), 16, T)), "████▒▒░░░░░░░░░░");
         assert_eq!(exit_latency(Some(&r)), "2/133");
@@ -258,9 +259,9 @@ mod tests {
     fn cstate_bar_over_100_percent_stays_in_width() {
         let mut r = cpu(None, None);
         r.busy_pct = Some(80.0);
-        r.idle = vec![idle("C1", 90.0, 1)];
+        r.idle = vec![idle("C1", 90.0, 1)].into();
         assert_eq!(text(&cstates(Some(&r), 10, T)), "████████▓▓");
-        r.idle.clear();
+        r.idle = Vec::new().into();
         r.busy_pct = None;
         assert_eq!(text(&cstates(Some(&r), 4, T)), "·   ");
         assert_eq!(exit_latency(Some(&r)), "·");
@@ -270,7 +271,7 @@ mod tests {
     fn hardware_cstates_stand_in_when_there_is_no_cpuidle() {
         let mut r = cpu(None, None);
         r.busy_pct = Some(50.0);
-        r.hw_cstates = vec![("C1".into(), Some(10.0)), ("C6".into(), Some(40.0))];
+        r.hw_cstates = vec![("C1", Some(10.0)), ("C6", Some(40.0))];
         assert_eq!(cstate_shares(&r), vec![Some(50.0), Some(10.0), Some(40.0)]);
         assert_eq!(text(&cstates(Some(&r), 10, T)), "█████▓▒▒▒▒");
     }

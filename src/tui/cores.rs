@@ -156,8 +156,8 @@ fn split(w: usize, fixed: usize, min_freq: usize, min_cst: usize) -> (usize, usi
 fn state_names(ctx: &Ctx<'_>) -> Vec<String> {
     let first = ctx.s.latest.as_ref().and_then(|iv| iv.cpus.first());
     match first {
-        Some(r) if !r.idle.is_empty() => r.idle.iter().map(|i| i.name.clone()).collect(),
-        Some(r) => r.hw_cstates.iter().map(|h| h.0.clone()).collect(),
+        Some(r) if !r.idle.is_empty() => r.idle.iter().map(|i| i.name.to_string()).collect(),
+        Some(r) => r.hw_cstates.iter().map(|h| h.0.to_string()).collect(),
         None => Vec::new(),
     }
 }

@@ -99,7 +99,7 @@ fn header(s: &State, first: &CpuRates, sw: usize) -> [Line<'static>; 2] {
     names.push(Span::styled("   above/s below/s", t.title()));
     units.push(Span::styled("   mis-predicted  ", t.dim()));
     if !first.hw_cstates.is_empty() {
-        let hw: Vec<String> = first.hw_cstates.iter().map(|h| right(&h.0, 6)).collect();
+        let hw: Vec<String> = first.hw_cstates.iter().map(|h| right(h.0, 6)).collect();
         names.push(Span::styled(format!(" │{}", hw.join("")), t.title()));
         units.push(Span::styled(" │ hardware core %", t.dim()));
     }

@@ -157,7 +157,7 @@ fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
         .latest
         .as_ref()
         .and_then(|iv| iv.cpu(s.selected?))
-        .map(|r| r.idle.iter().map(|i| i.name.clone()).collect())
+        .map(|r| r.idle.iter().map(|i| i.name.to_string()).collect())
         .unwrap_or_default();
     let mut label = vec![Span::styled(" C-state mix  ", t.title())];
     label.extend(crate::tui::bars::legend(&names, t));
@@ -271,7 +271,7 @@ fn figures(r: &CpuRates) -> Vec<(String, String)> {
                 .map_or_else(|| fmt::UNKNOWN.into(), |x| x.to_string()),
         ),
     ];
-    for st in &r.idle {
+    for st in r.idle.iter() {
         let lat = st
             .latency_us
             .map_or_else(|| fmt::UNKNOWN.into(), |l| l.to_string());

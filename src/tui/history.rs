@@ -132,7 +132,7 @@ mod tests {
     fn iv(bzy: Option<f64>, states: usize) -> Interval {
         let idle = (0..states)
             .map(|i| IdleRate {
-                name: format!("C{i}"),
+                name: format!("C{i}").into(),
                 pct: Some(10.0 * (i + 1) as f64),
                 per_s: None,
                 above_per_s: None,
