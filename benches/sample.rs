@@ -3,19 +3,22 @@
 //! captures of 2, 64, 256 and 1024 CPUs, Intel server and VM flavours; and
 //! the /proc/interrupts parser alone on a 1024-CPU file.
 //!
-//! Each capture has three instants one second apart and the engine cycles
-//! through them; only forward steps (0 → 1 and 1 → 2, real intervals) are
-//! timed, the step back to instant 0 and the loading of each instant's perf
-//! and MSR tables are not. Three instants, not two, so that a CPU whose
-//! cpuidle counters are read in rounds (every 4th or 8th sample on the big
-//! trees) finds changed counters, as on a live machine: with two, its last
-//! read would be of the same instant and every unchanged `usage` would let
-//! the sampler skip the state's other files.
+//! Each capture has seven instants one second apart and the engine cycles
+//! through them; only forward steps (real intervals) are timed, the step
+//! back to instant 0 and the loading of each instant's perf and MSR tables
+//! are not. Seven, because a CPU whose cpuidle counters are read in rounds
+//! (every 2nd, 3rd, 10th or 17th sample on these trees with the default
+//! budget) must find changed counters, as on a live machine: were the
+//! number of rounds a multiple of the number of instants, its last read
+//! would be of the same instant, every unchanged `usage` would let the
+//! sampler skip the state's other files, and the kept-open steps (into one
+//! instant) would all read the same round.
 //!
 //! `step/<flavour>/kept_open`: the way the live sampler reads /proc and
 //! /sys, keeping its files open so that each read is one `pread`; the step
-//! 1 → 2 is timed (see `kept_open_engine`). `step/<flavour>/reopen`: the way a replay reads, opening
-//! every file anew (open, fstat, pread, close).
+//! into the last instant is timed (see `kept_open_engine`).
+//! `step/<flavour>/reopen`: the way a replay reads, opening every file anew
+//! (open, fstat, pread, close).
 //!
 //! The per-CPU counter files are read within the default `--budget`, in
 //! rounds on the big trees, as live.
@@ -36,7 +39,7 @@ use noisetop::source::capture::Captured;
 use noisetop::source::fs::{Fs, Roots};
 use noisetop::synth::{self, Flavor, Spec};
 
-const INSTANTS: usize = 3;
+const INSTANTS: usize = 7;
 
 /// A replay engine on a capture, standing at instant 0.
 struct Bench {
@@ -133,7 +136,7 @@ fn forward_steps(b: &mut Bench, iters: u64) -> Duration {
 }
 
 /// A bench engine with one reader per instant; the last instant's keeps
-/// its files open and only the steps to it are timed. Three readers of a
+/// its files open and only the steps to it are timed. Two readers of a
 /// 1024-CPU tree keeping 17 408 files each would pass the descriptor limit
 /// (20 000 on the machine the figures come from), and a reader past it
 /// reopens files where a live sampler would not.

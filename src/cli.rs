@@ -60,10 +60,10 @@ pub struct Opts {
     pub capture: Option<PathBuf>,
     /// Most per-CPU counter files (cpuidle, thermal throttle) one sample
     /// reads; a machine with more reads them in rounds, and each CPU's
-    /// C-state and throttle figures then cover several intervals.
-    #[arg(long, global = true, value_name = "FILES", default_value_t = crate::sampler::DEFAULT_BUDGET,
-          value_parser = clap::value_parser!(usize))]
-    pub budget: usize,
+    /// C-state and throttle figures then cover several intervals
+    /// [default: 448, or the number of CPUs when more]
+    #[arg(long, global = true, value_name = "FILES", value_parser = clap::value_parser!(usize))]
+    pub budget: Option<usize>,
 }
 
 /// Subcommands.

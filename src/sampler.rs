@@ -44,7 +44,8 @@ pub struct Sampler<H: Hardware> {
     /// Samples taken, which picks the cpuidle round.
     samples: u64,
     /// Most per-CPU counter files one sample reads; see [`Self::rounds`].
-    budget: usize,
+    /// `None`: [`default_budget`] of the machine.
+    budget: Option<usize>,
     /// Each CPU's last cpuidle read, to skip states whose `usage` held.
     idle_last: CpuMap<Vec<IdleCounters>>,
     /// CPUs read every sample whatever the round (the watched ones), sorted.
@@ -53,11 +54,18 @@ pub struct Sampler<H: Hardware> {
     last_round: Vec<u32>,
 }
 
-/// Default for [`Sampler::set_budget`], about 1–2.5 ms of reads: a 32-CPU
-/// server with four idle states (17 files a CPU) and a 128-CPU VM with two
-/// (8) are read whole every sample, a 64-CPU server in two rounds, a
-/// 1024-CPU one in seventeen.
-pub const DEFAULT_BUDGET: usize = 1024;
+/// The least default budget: 448 files, 0.6–1.1 ms of reads, so that one
+/// sample and its delta stay within 1 ms on a 64-CPU machine.
+pub const DEFAULT_BUDGET_MIN: usize = 448;
+
+/// The budget when `--budget` is not given: [`DEFAULT_BUDGET_MIN`] files,
+/// or one a CPU on a machine with more CPUs than that. A server with four
+/// idle states (17 files a CPU) is read whole up to 26 CPUs, a VM with two
+/// (8) up to 56; a 64-CPU server takes three rounds and a 1024-CPU one
+/// seventeen (about 1.5 ms of its 4 ms sample).
+pub fn default_budget(cpus: usize) -> usize {
+    DEFAULT_BUDGET_MIN.max(cpus)
+}
 
 /// The kernel files read every interval, registered with `Fs` once per
 /// plan so that each read is one `pread` on a kept-open file.
@@ -203,7 +211,7 @@ impl<H: Hardware> Sampler<H> {
             files,
             spare: Spare::default(),
             samples: 0,
-            budget: DEFAULT_BUDGET,
+            budget: None,
             idle_last: CpuMap::new(),
             always: Vec::new(),
             last_round: Vec::new(),
@@ -222,13 +230,13 @@ impl<H: Hardware> Sampler<H> {
     /// Each file is one `pread` of 1–2.5 µs, as many as 17 a CPU: reading
     /// them all each second on 1024 CPUs would cost 20–40 ms a sample.
     pub fn set_budget(&mut self, files: usize) {
-        self.budget = files.max(1);
+        self.budget = Some(files.max(1));
     }
 
     /// How many rounds the per-CPU counter files are read in (1: all of
     /// them every sample).
     pub fn rounds(&self) -> usize {
-        self.files.round_files.div_ceil(self.budget).max(1)
+        self.files.round_files.div_ceil(self.budget()).max(1)
     }
 
     /// Reads these CPUs' per-CPU files every sample, whatever the round:
@@ -239,9 +247,11 @@ impl<H: Hardware> Sampler<H> {
         self.always.dedup();
     }
 
-    /// Returns the per-sample file budget.
+    /// Returns the per-sample file budget: the one set, else the default
+    /// for the machine's online CPUs.
     pub fn budget(&self) -> usize {
         self.budget
+            .unwrap_or_else(|| default_budget(self.machine.online.len()))
     }
 
     /// Returns the per-CPU counter files a CPU has (the mean over CPUs,

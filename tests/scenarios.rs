@@ -885,6 +885,26 @@ fn a_budget_that_fits_reads_every_cpu_every_sample() {
 }
 
 #[test]
+fn the_default_budget_grows_with_the_machine() {
+    use noisetop::sampler::{DEFAULT_BUDGET_MIN, default_budget};
+    assert_eq!(default_budget(2), DEFAULT_BUDGET_MIN);
+    assert_eq!(default_budget(64), 448);
+    assert_eq!(default_budget(1024), 1024);
+    // a capture without a recorded budget replays with the default: a
+    // 64-CPU server's 64 × 17 files take three rounds of at most 448, a
+    // 26-CPU one (442 files) one
+    for (cpus, rounds) in [(64, 3), (26, 1), (27, 2)] {
+        let dir = capture(&Spec {
+            instants: 1,
+            ..Spec::new(Flavor::IntelServer, cpus)
+        });
+        let (_, engine) = open_replay(dir.path()).unwrap();
+        assert_eq!(engine.sampler.budget(), 448);
+        assert_eq!(engine.sampler.rounds(), rounds, "{cpus} CPUs");
+    }
+}
+
+#[test]
 fn watched_cpus_are_read_every_sample_whatever_the_round() {
     let dir = capture(&Spec {
         instants: 3,

@@ -48,7 +48,9 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let count = opts.count.unwrap_or(u64::MAX);
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, Recorder::new(hw)));
-    engine.sampler.set_budget(opts.budget);
+    if let Some(files) = opts.budget {
+        engine.sampler.set_budget(files);
+    }
     if let Some(w) = &opts.watch {
         engine.sampler.set_always(&w.0);
     }
@@ -82,7 +84,8 @@ pub fn live(opts: &Opts, print: bool) -> Result<()> {
                     .as_ref()
                     .map(|w| w.0.as_slice())
                     .unwrap_or_default();
-                capture::write_budget(&capture::instant_dir(dir, 0), opts.budget, always)
+                let budget = engine.sampler.budget();
+                capture::write_budget(&capture::instant_dir(dir, 0), budget, always)
                     .with_context(|| format!("cannot write capture to {}", dir.display()))?;
             }
         }
@@ -133,7 +136,9 @@ pub fn open_replay(dir: &Path) -> Result<(Vec<std::path::PathBuf>, Engine<Captur
     fs.set_keep_open(false);
     let mut sampler = Sampler::new(fs, hw);
     // replay reads the rounds the capture read
-    sampler.set_budget(capture::read_budget(first).unwrap_or(crate::sampler::DEFAULT_BUDGET));
+    if let Some(files) = capture::read_budget(first) {
+        sampler.set_budget(files);
+    }
     sampler.set_always(&capture::read_always(first));
     Ok((instants, Engine::new(sampler)))
 }

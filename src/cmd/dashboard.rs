@@ -108,7 +108,9 @@ pub fn live(opts: &Opts) -> Result<()> {
     let machine = Machine::read(&mut fs);
     let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
     let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
-    engine.sampler.set_budget(opts.budget);
+    if let Some(files) = opts.budget {
+        engine.sampler.set_budget(files);
+    }
     if let Some(w) = &opts.watch {
         engine.sampler.set_always(&w.0);
     }

@@ -18,11 +18,15 @@ use crate::tui::theme::Theme;
 
 /// Plays every interval of a synthetic capture into a fresh state.
 fn played(flavor: Flavor, cpus: u32, watched: &[u32], color: bool) -> State {
+    played_for(flavor, cpus, 4, watched, color)
+}
+
+fn played_for(flavor: Flavor, cpus: u32, instants: u32, watched: &[u32], color: bool) -> State {
     let dir = tempfile::tempdir().unwrap();
     let spec = Spec {
         flavor,
         cpus,
-        instants: 4,
+        instants,
         interval_ms: 1000,
     };
     synth::write_capture(dir.path(), &spec).unwrap();
@@ -51,7 +55,9 @@ fn laptop() -> State {
 
 fn server() -> State {
     static S: OnceLock<State> = OnceLock::new();
-    S.get_or_init(|| played(Flavor::IntelServer, 64, &[2, 3, 4, 5], true))
+    // the default budget reads a 64-CPU server in three rounds: seven
+    // instants give every CPU two reads, so every CPU has C-state figures
+    S.get_or_init(|| played_for(Flavor::IntelServer, 64, 7, &[2, 3, 4, 5], true))
         .clone()
 }
 
