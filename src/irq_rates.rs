@@ -159,28 +159,35 @@ pub fn rates(a: &IrqTable, b: &IrqTable, order: &[u32], dt_s: f64) -> TableRates
         let bit = 1u16 << kind;
         let mut total = 0.0;
         let mut per_cpu = Vec::with_capacity(order.len());
-        for (k, acc) in acc.iter_mut().enumerate() {
-            let (va, vb) = match prev {
-                None => (None, None),
-                Some(p) if same_columns => (p.counts.get(k), row.counts.get(k)),
-                Some(p) => match cols[k] {
-                    (Some(ca), Some(cb)) => (p.counts.get(ca), row.counts.get(cb)),
-                    _ => (None, None),
-                },
-            };
-            let (Some(&va), Some(&vb)) = (va, vb) else {
-                per_cpu.push(None);
-                continue;
-            };
+        let mut cell = |acc: &mut KindSums, va: u64, vb: u64| {
             acc.any |= bit;
             if let Some(d) = cell_delta(va, vb, dt_s) {
                 acc.sum[kind] = acc.sum[kind].saturating_add(d);
                 let r = d as f64 / dt_s;
                 total += r;
-                per_cpu.push(Some(r));
+                Some(r)
             } else {
                 acc.unknown |= bit;
-                per_cpu.push(None);
+                None
+            }
+        };
+        match prev {
+            None => per_cpu.resize(order.len(), None),
+            // cell k is CPU k in both rows: one pass over the three arrays
+            Some(p) if same_columns => {
+                let pairs = p.counts.iter().zip(&row.counts).zip(acc.iter_mut());
+                per_cpu.extend(pairs.map(|((&va, &vb), acc)| cell(acc, va, vb)));
+                per_cpu.resize(order.len(), None);
+            }
+            Some(p) => {
+                for (acc, &(ca, cb)) in acc.iter_mut().zip(&cols) {
+                    let va = ca.and_then(|c| p.counts.get(c));
+                    let vb = cb.and_then(|c| row.counts.get(c));
+                    per_cpu.push(match (va, vb) {
+                        (Some(&va), Some(&vb)) => cell(acc, va, vb),
+                        _ => None,
+                    });
+                }
             }
         }
         sources.push(SourceRates {
