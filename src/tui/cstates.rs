@@ -105,7 +105,7 @@ fn header(s: &State, first: &CpuRates, sw: usize) -> [Line<'static>; 2] {
     }
     if let Some(w) = first.window_s {
         // a big machine reads cpuidle in rounds: say what the figures cover
-        units.push(Span::styled(format!("  over the last {w:.0} s"), t.dim()));
+        units.push(Span::styled(format!("  cpuidle: last {w:.0} s"), t.dim()));
     }
     [Line::from(names), Line::from(units)]
 }
