@@ -234,9 +234,15 @@ impl<H: Hardware> Sampler<H> {
     }
 
     /// How many rounds the per-CPU counter files are read in (1: all of
-    /// them every sample).
+    /// them every sample); at most one a CPU, since a round reads whole
+    /// CPUs, so a budget below one CPU's files still reads one CPU a sample
+    /// rather than leaving samples that read none.
     pub fn rounds(&self) -> usize {
-        self.files.round_files.div_ceil(self.budget()).max(1)
+        let most = self.files.cpus.len().max(1);
+        self.files
+            .round_files
+            .div_ceil(self.budget())
+            .clamp(1, most)
     }
 
     /// Reads these CPUs' per-CPU files every sample, whatever the round:

@@ -898,9 +898,12 @@ fn the_default_budget_grows_with_the_machine() {
             instants: 1,
             ..Spec::new(Flavor::IntelServer, cpus)
         });
-        let (_, engine) = open_replay(dir.path()).unwrap();
+        let (_, mut engine) = open_replay(dir.path()).unwrap();
         assert_eq!(engine.sampler.budget(), 448);
         assert_eq!(engine.sampler.rounds(), rounds, "{cpus} CPUs");
+        // a round reads whole CPUs: less than one CPU's files reads one
+        engine.sampler.set_budget(1);
+        assert_eq!(engine.sampler.rounds(), cpus as usize);
     }
 }
 

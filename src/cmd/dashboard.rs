@@ -132,6 +132,7 @@ pub fn live(opts: &Opts) -> Result<()> {
         stop,
         control: Some(control),
         on_watched: Box::new(move |w: &[u32]| {
+            ctl.request_watch(w.to_vec());
             if pinned {
                 return;
             }

@@ -68,6 +68,7 @@ pub trait Sink: Send {
 pub struct Control {
     interval_ms: AtomicU64,
     pin: Mutex<Option<Vec<u32>>>,
+    watch: Mutex<Option<Vec<u32>>>,
 }
 
 impl Control {
@@ -76,6 +77,7 @@ impl Control {
         Control {
             interval_ms: AtomicU64::new(interval.as_millis().max(1) as u64),
             pin: Mutex::new(None),
+            watch: Mutex::new(None),
         }
     }
 
@@ -97,6 +99,20 @@ impl Control {
 
     fn take_pin(&self) -> Option<Vec<u32>> {
         self.pin
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// Tells the sampler the CPUs the user marked (`m`): on a machine
+    /// read in rounds, it reads their per-CPU files every sample from its
+    /// next wake-up on, as it does for `--watch`.
+    pub fn request_watch(&self, cpus: Vec<u32>) {
+        *self.watch.lock().unwrap_or_else(PoisonError::into_inner) = Some(cpus);
+    }
+
+    fn take_watch(&self) -> Option<Vec<u32>> {
+        self.watch
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
@@ -145,6 +161,9 @@ fn live_loop<H: Hardware>(mut engine: Engine<H>, mut live: Live, tx: &SyncSender
         if let Some(cpus) = live.control.take_pin() {
             // best effort: a CPU that went offline leaves the old affinity
             let _ = crate::sys::pin_to(&cpus);
+        }
+        if let Some(cpus) = live.control.take_watch() {
+            engine.sampler.set_always(&cpus);
         }
         let woke = Instant::now();
         let iv = engine.step();
@@ -266,5 +285,10 @@ mod tests {
         c.request_pin(vec![0, 1]);
         assert_eq!(c.take_pin(), Some(vec![0, 1]));
         assert_eq!(c.take_pin(), None, "a pin request is taken once");
+        assert_eq!(c.take_watch(), None);
+        c.request_watch(vec![2]);
+        c.request_watch(vec![2, 5]);
+        assert_eq!(c.take_watch(), Some(vec![2, 5]), "the latest marks win");
+        assert_eq!(c.take_watch(), None);
     }
 }
