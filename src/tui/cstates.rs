@@ -33,7 +33,10 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         STATE_W
     };
     let pkg_rows = iv.pkgs.len().min(2) as u16;
-    let [names, units] = header(s, first, sw);
+    // read in rounds, most CPUs' cpuidle figures cover the rounds' window
+    // (the longest); the watched ones, read every sample, say their own
+    let window = iv.cpus.iter().filter_map(|c| c.window_s).reduce(f64::max);
+    let [names, units] = header(s, first, window, sw);
     buf.set_line(area.x, area.y, &names, area.width);
     buf.set_line(area.x, area.y + 1, &units, area.width);
     let order = s.order();
@@ -46,7 +49,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     for (i, cpu) in order.iter().skip(start).take(rows).enumerate() {
         let Some(r) = iv.cpu(*cpu) else { continue };
         let y = area.y + 2 + i as u16;
-        buf.set_line(area.x, y, &cpu_row(s, r, sw), area.width);
+        buf.set_line(area.x, y, &cpu_row(s, r, window, sw), area.width);
         if Some(*cpu) == s.selected {
             buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
         }
@@ -83,7 +86,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
 }
 
 /// Two header lines: state names, then exit latency / target residency.
-fn header(s: &State, first: &CpuRates, sw: usize) -> [Line<'static>; 2] {
+fn header(s: &State, first: &CpuRates, window: Option<f64>, sw: usize) -> [Line<'static>; 2] {
     let t = s.theme;
     let mut names = vec![Span::styled("  CPU   C0 %", t.title())];
     let mut units = vec![Span::styled(" exit/tgt µs", t.dim())];
@@ -103,7 +106,7 @@ fn header(s: &State, first: &CpuRates, sw: usize) -> [Line<'static>; 2] {
         names.push(Span::styled(format!(" │{}", hw.join("")), t.title()));
         units.push(Span::styled(" │ hardware core %", t.dim()));
     }
-    if let Some(w) = first.window_s {
+    if let Some(w) = window {
         // a big machine reads cpuidle in rounds: say what the figures cover
         units.push(Span::styled(format!("  cpuidle: last {w:.0} s"), t.dim()));
     }
@@ -124,7 +127,7 @@ fn cell(st: &IdleRate, sw: usize) -> String {
     format!("{base} {stay}µs")
 }
 
-fn cpu_row(s: &State, r: &CpuRates, sw: usize) -> Line<'static> {
+fn cpu_row(s: &State, r: &CpuRates, window: Option<f64>, sw: usize) -> Line<'static> {
     let t = s.theme;
     let mark = if s.is_watched(r.cpu) { "▸" } else { " " };
     let mut spans = vec![
@@ -165,6 +168,11 @@ fn cpu_row(s: &State, r: &CpuRates, sw: usize) -> Line<'static> {
     }
     if r.idle.is_empty() && r.hw_cstates.is_empty() {
         spans.push(Span::styled("  no C-state figures for this CPU", t.dim()));
+    }
+    if let (Some(w), Some(common)) = (r.window_s, window)
+        && format!("{w:.0}") != format!("{common:.0}")
+    {
+        spans.push(Span::styled(format!("  cpuidle: last {w:.0} s"), t.dim()));
     }
     Line::from(spans)
 }

@@ -167,6 +167,47 @@ fn server_views() {
 }
 
 #[test]
+fn cstates_view_names_the_window_of_cpus_read_every_sample() {
+    // a 64-CPU server read in three rounds, CPU 2 watched (read every sample)
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec {
+        instants: 7,
+        ..Spec::new(Flavor::IntelServer, 64)
+    };
+    synth::write_capture(dir.path(), &spec).unwrap();
+    crate::source::capture::write_budget(&dir.path().join("0000"), 448, &[2]).unwrap();
+    let (instants, engine) = crate::cmd::batch::open_replay(dir.path()).unwrap();
+    let mut s = State::new(
+        engine.sampler.machine.clone(),
+        Origin::Replay("capture".into()),
+        Duration::from_secs(1),
+        Theme { color: false },
+    )
+    .with_watched(vec![2]);
+    let (tx, rx) = std::sync::mpsc::sync_channel(16);
+    feed::replay_into(&instants, engine, None, &tx);
+    drop(tx);
+    for m in rx {
+        s.apply(m);
+    }
+    let t = draw(&view(s, View::Cstates), 160, 50);
+    let text = t.backend().to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[5].contains("cpuidle: last 3 s"), "{}", lines[5]);
+    let row = |start: &str| {
+        lines
+            .iter()
+            .find(|l| l.contains(start))
+            .copied()
+            .unwrap_or_default()
+    };
+    // the watched CPU's row is marked ▸
+    let (two, three) = (row("│▸   2 "), row("│    3 "));
+    assert!(two.contains("cpuidle: last 1 s"), "{two}");
+    assert!(!three.is_empty() && !three.contains("cpuidle"), "{three}");
+}
+
+#[test]
 fn vm_views_show_what_is_unavailable() {
     let s = vm();
     snap("vm_cores", &s);
