@@ -1,10 +1,10 @@
 //! Turns a sampler into a stream of intervals: sample, delta with the
 //! previous snapshot, hand the interval to the sinks.
 
-use crate::collect::cpuidle::IdleCounters;
-use crate::counter::{Width, delta};
 use std::sync::Arc;
 
+use crate::collect::cpuidle::IdleCounters;
+use crate::counter::{Width, delta};
 use crate::cpu_map::CpuMap;
 use crate::interval::{self, CpuFileFigures, IdleRate, Interval};
 use crate::ladder::{self, Metric, Status};

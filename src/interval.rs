@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::collect::cpuidle::{IdleCounters, IdleStateInfo};
+use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::CpuTimes;
 use crate::counter::{Width, delta, per_second, percent};
@@ -301,19 +302,7 @@ fn fill_cpu(
     }
     if files == CpuFileFigures::FromSnapshots {
         fill_idle(r, m, prev, cur, dt_s);
-        r.throttle = match (
-            prev.files
-                .get(&cpu)
-                .and_then(|f| f.throttle.as_ref())
-                .and_then(|t| t.core),
-            cur.files
-                .get(&cpu)
-                .and_then(|f| f.throttle.as_ref())
-                .and_then(|t| t.core),
-        ) {
-            (Some(a), Some(b)) => delta(a, b, Width::Bits64),
-            _ => None,
-        };
+        r.throttle = throttle_delta(prev, cur, cpu, |t| t.core);
     }
     r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), dt_s);
     r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), dt_s);
@@ -515,6 +504,18 @@ pub fn idle_rates(
     out
 }
 
+/// Throttle events of one CPU's counter (`pick`: core or package) between
+/// two snapshots.
+fn throttle_delta(
+    prev: &Snapshot,
+    cur: &Snapshot,
+    cpu: u32,
+    pick: fn(&ThrottleCounts) -> Option<u64>,
+) -> Option<u64> {
+    let count = |s: &Snapshot| pick(s.files.get(&cpu)?.throttle.as_ref()?);
+    delta(count(prev)?, count(cur)?, Width::Bits64)
+}
+
 fn count_rate(a: Option<&u64>, b: Option<&u64>, dt_s: f64) -> Option<f64> {
     per_second(delta(*a?, *b?, Width::Bits64)?, dt_s)
 }
@@ -577,19 +578,7 @@ fn pkg_rates(m: &Machine, prev: &Snapshot, cur: &Snapshot, dt_s: f64) -> Vec<Pkg
             .find(|t| t.package.unwrap_or(0) == r.package)
             .map(|t| t.cpu);
         if let Some(c) = leader {
-            r.throttle = match (
-                prev.files
-                    .get(&c)
-                    .and_then(|f| f.throttle.as_ref())
-                    .and_then(|t| t.package),
-                cur.files
-                    .get(&c)
-                    .and_then(|f| f.throttle.as_ref())
-                    .and_then(|t| t.package),
-            ) {
-                (Some(a), Some(b)) => delta(a, b, Width::Bits64),
-                _ => None,
-            };
+            r.throttle = throttle_delta(prev, cur, c, |t| t.package);
         }
     }
     out.into_values().collect()

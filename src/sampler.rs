@@ -52,6 +52,9 @@ pub struct Sampler<H: Hardware> {
     always: Vec<u32>,
     /// The CPUs whose per-CPU counter files the last sample read.
     last_round: Vec<u32>,
+    /// Joules per count of the perf energy events that have one: fixed
+    /// once the events are open, so looked up per plan, not per sample.
+    energy_scales: Vec<(PerfEvent, f64)>,
 }
 
 /// The least default budget: 448 files, 0.6–1.1 ms of reads, so that one
@@ -180,7 +183,7 @@ struct Spare {
 }
 
 /// Registers to read each interval, decided once from the probe.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 struct MsrPlan {
     per_cpu: Vec<(&'static str, u32)>,
     per_pkg: Vec<(&'static str, u32)>,
@@ -215,6 +218,7 @@ impl<H: Hardware> Sampler<H> {
             idle_last: CpuMap::new(),
             always: Vec::new(),
             last_round: Vec::new(),
+            energy_scales: Vec::new(),
         };
         s.plan();
         s
@@ -333,6 +337,10 @@ impl<H: Hardware> Sampler<H> {
         self.files = FilePlan::new(&mut self.fs, &self.machine, self.freq, plan.powercap);
         self.idle_last.clear();
         self.plan = plan;
+        self.energy_scales = ENERGY_EVENTS
+            .iter()
+            .filter_map(|&ev| Some((ev, self.hw.energy_scale(ev)?)))
+            .collect();
     }
 
     fn read_msr_first(&mut self, reg: u32) -> Option<u64> {
@@ -466,11 +474,7 @@ impl<H: Hardware> Sampler<H> {
 
     fn read_perf(&mut self, snap: &mut Snapshot) {
         let leaders = self.machine.package_leaders();
-        // read before the counts borrow the hardware
-        let scales: Vec<(PerfEvent, f64)> = ENERGY_EVENTS
-            .iter()
-            .filter_map(|&ev| Some((ev, self.hw.energy_scale(ev)?)))
-            .collect();
+        let scales = &self.energy_scales;
         for pc in self.hw.perf() {
             let hw = snap.hw.get_or_default(pc.cpu);
             let pkg_id = self
@@ -534,12 +538,12 @@ impl<H: Hardware> Sampler<H> {
         if self.plan.per_cpu.is_empty() && self.plan.per_pkg.is_empty() {
             return;
         }
-        let plan = self.plan.clone();
+        let (plan, msr) = (&self.plan, &mut self.hw);
         let leaders = self.machine.package_leaders();
         for &cpu in &snap.online {
             let hw = snap.hw.get_or_default(cpu);
             for &(name, reg) in &plan.per_cpu {
-                let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else {
+                let Some(Ok(v)) = msr.msr_read(cpu, reg) else {
                     continue;
                 };
                 match name {
@@ -570,7 +574,7 @@ impl<H: Hardware> Sampler<H> {
                 let pkg = self.machine.topo(cpu).and_then(|t| t.package);
                 let p = pkg_entry(&mut snap.pkg, pkg.unwrap_or(0));
                 for &(name, reg) in &plan.per_pkg {
-                    let Some(Ok(v)) = self.hw.msr_read(cpu, reg) else {
+                    let Some(Ok(v)) = msr.msr_read(cpu, reg) else {
                         continue;
                     };
                     if name == "therm" {

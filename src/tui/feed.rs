@@ -67,8 +67,23 @@ pub trait Sink: Send {
 #[derive(Debug)]
 pub struct Control {
     interval_ms: AtomicU64,
-    pin: Mutex<Option<Vec<u32>>>,
-    watch: Mutex<Option<Vec<u32>>>,
+    pin: Pending,
+    watch: Pending,
+}
+
+/// A CPU list the screen hands over, taken once by the sampler at its next
+/// wake-up; a newer request replaces one not yet taken.
+#[derive(Debug, Default)]
+struct Pending(Mutex<Option<Vec<u32>>>);
+
+impl Pending {
+    fn set(&self, cpus: Vec<u32>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(cpus);
+    }
+
+    fn take(&self) -> Option<Vec<u32>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
 }
 
 impl Control {
@@ -76,8 +91,8 @@ impl Control {
     pub fn new(interval: Duration) -> Self {
         Control {
             interval_ms: AtomicU64::new(interval.as_millis().max(1) as u64),
-            pin: Mutex::new(None),
-            watch: Mutex::new(None),
+            pin: Pending::default(),
+            watch: Pending::default(),
         }
     }
 
@@ -94,28 +109,22 @@ impl Control {
 
     /// Asks the sampler thread to move itself onto `cpus` at its next wake-up.
     pub fn request_pin(&self, cpus: Vec<u32>) {
-        *self.pin.lock().unwrap_or_else(PoisonError::into_inner) = Some(cpus);
+        self.pin.set(cpus);
     }
 
     fn take_pin(&self) -> Option<Vec<u32>> {
-        self.pin
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        self.pin.take()
     }
 
     /// Tells the sampler the CPUs the user marked (`m`): on a machine
     /// read in rounds, it reads their per-CPU files every sample from its
     /// next wake-up on, as it does for `--watch`.
     pub fn request_watch(&self, cpus: Vec<u32>) {
-        *self.watch.lock().unwrap_or_else(PoisonError::into_inner) = Some(cpus);
+        self.watch.set(cpus);
     }
 
     fn take_watch(&self) -> Option<Vec<u32>> {
-        self.watch
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        self.watch.take()
     }
 }
 
