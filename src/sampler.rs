@@ -29,6 +29,25 @@ pub trait Hardware {
     fn energy_scale(&self, event: PerfEvent) -> Option<f64>;
 }
 
+/// Any hardware chosen at run time (live, a capture instant, a foreign tree).
+impl<T: Hardware + ?Sized> Hardware for Box<T> {
+    fn now(&mut self) -> Stamp {
+        (**self).now()
+    }
+    fn perf(&mut self) -> &[PerfCounts] {
+        (**self).perf()
+    }
+    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>> {
+        (**self).msr_read(cpu, reg)
+    }
+    fn probe(&self) -> &Probe {
+        (**self).probe()
+    }
+    fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
+        (**self).energy_scale(event)
+    }
+}
+
 /// Reads snapshots through `Fs` and a `Hardware`.
 pub struct Sampler<H: Hardware> {
     /// Kernel file reader.

@@ -5,7 +5,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Shared stop flag with a cancellable sleep.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Stop(Arc<(Mutex<bool>, Condvar)>);
 
 impl Stop {
@@ -63,6 +63,35 @@ impl Stop {
         true
     }
 
+    /// Wakes every sleeper of [`Self::sleep_until_woken`] without stopping
+    /// them: a changed deadline (a new interval) takes effect at once.
+    pub fn wake(&self) {
+        let (m, cv) = &*self.0;
+        // take the lock so a sleeper between its check and its wait sees it
+        drop(m.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        cv.notify_all();
+    }
+
+    /// Sleeps until `deadline()` (asked again on every wake-up) or until
+    /// stopped; returns true when stopped. A [`Self::wake`] re-reads the
+    /// deadline, so one that moved earlier ends the sleep at once.
+    pub fn sleep_until_woken(&self, deadline: impl Fn() -> Instant) -> bool {
+        let (m, cv) = &*self.0;
+        let mut stopped = m.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !*stopped {
+            let now = Instant::now();
+            let at = deadline();
+            if now >= at {
+                return false;
+            }
+            let (g, _) = cv
+                .wait_timeout(stopped, at - now)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            stopped = g;
+        }
+        true
+    }
+
     /// Sleeps for `d` or until stopped; returns true when stopped.
     pub fn sleep(&self, d: Duration) -> bool {
         self.sleep_until(Instant::now() + d)
@@ -82,6 +111,23 @@ mod tests {
         s.stop();
         assert!(t.join().unwrap());
         assert!(s.is_stopped());
+    }
+
+    #[test]
+    fn wake_rereads_a_deadline_that_moved_earlier() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let s = Stop::new();
+        let start = Instant::now();
+        let secs = std::sync::Arc::new(AtomicU64::new(60));
+        let (s2, secs2) = (s.clone(), secs.clone());
+        let t = std::thread::spawn(move || {
+            s2.sleep_until_woken(|| start + Duration::from_secs(secs2.load(Ordering::SeqCst)))
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        secs.store(0, Ordering::SeqCst);
+        s.wake();
+        assert!(!t.join().unwrap(), "woken, not stopped");
+        assert!(start.elapsed() < Duration::from_secs(30));
     }
 
     #[test]

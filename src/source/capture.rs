@@ -243,3 +243,18 @@ impl Hardware for Captured {
         self.energy_scale.get(&event.key()).copied()
     }
 }
+
+impl Captured {
+    /// The hardware of a tree that is not this machine's: no perf count, no
+    /// MSR, a clock that stands still (so no rate), each with the reason.
+    pub fn foreign(why: &str) -> Captured {
+        Captured {
+            probe: Probe {
+                perf_failed: vec![("*".into(), why.to_string())],
+                msr: Err(why.to_string()),
+                ..Probe::default()
+            },
+            ..Captured::default()
+        }
+    }
+}
