@@ -277,6 +277,11 @@ pub fn judge(iv: &Interval, cx: &Context<'_>) -> Judgement {
 }
 
 /// Formats a rate: whole numbers from 10 up, one decimal below.
+pub fn rate_text(v: f64) -> String {
+    rate(v)
+}
+
+/// Formats a rate: whole numbers from 10 up, one decimal below.
 pub(crate) fn rate(v: f64) -> String {
     if v >= 10.0 {
         format!("{v:.0}")
