@@ -21,6 +21,7 @@ pub fn on_watched(iv: &Interval, cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict)
             CauseClass::Ipi => ipis(iv, cx, col, r, c.limit),
             CauseClass::Softirq => softirqs(iv, cx, col, r, c.limit),
             CauseClass::Tick => ticks(cx, r),
+            CauseClass::Stolen => stolen(cx, r.cpu, c.limit),
             _ => None,
         };
         out.extend(f);
@@ -196,5 +197,72 @@ fn ticks(cx: &Context<'_>, r: &CpuRates) -> Option<Finding> {
             "boot with nohz_full={cpu} rcu_nocbs={cpu} (kernel command line), and run one task on it",
             cpu = r.cpu
         )),
+    })
+}
+
+/// The interrupts that took time from a traced CPU's owner: one finding
+/// whose id follows the costliest source (a device IRQ, a softirq, the
+/// timer, an IPI), with the time each took and the longest single one.
+fn stolen(cx: &Context<'_>, cpu: u32, limit: f64) -> Option<Finding> {
+    let t = cx.trace?.cpu(cpu)?;
+    let total = t.stolen_ns();
+    let pct = t.pct(total)?;
+    let top = t.stolen.first()?;
+    let parts: Vec<String> = t
+        .stolen
+        .iter()
+        .take(4)
+        .map(|s| {
+            format!(
+                "{} {:.2} ms in {} (longest {:.0} µs)",
+                s.name,
+                s.ns as f64 / 1e6,
+                s.count,
+                s.max_ns as f64 / 1e3
+            )
+        })
+        .collect();
+    let house = cx.housekeeping();
+    let (kind, fix) = match (top.kind.as_str(), top.irq) {
+        ("irq", Some(n)) if !house.is_empty() => (
+            Kind::IrqOnWatched,
+            format!(
+                "echo {} > /proc/irq/{n}/smp_affinity_list",
+                cpulist::format(&house)
+            ),
+        ),
+        ("irq", _) => (Kind::IrqOnWatched, isolate_cmdline(cpu)),
+        ("softirq", _) if top.name == "RCU" => (
+            Kind::SoftirqOnWatched,
+            format!(
+                "boot with rcu_nocbs={cpu} (kernel command line): RCU callbacks then run elsewhere"
+            ),
+        ),
+        ("softirq", _) => (Kind::SoftirqOnWatched, isolate_cmdline(cpu)),
+        ("timer", _) => (
+            Kind::TickOnWatched,
+            format!(
+                "boot with nohz_full={cpu} rcu_nocbs={cpu} (kernel command line), and run one task on it"
+            ),
+        ),
+        _ => (Kind::IpiOnWatched, isolate_cmdline(cpu)),
+    };
+    Some(Finding {
+        cpus: vec![cpu],
+        kind,
+        severity: severity_of(pct, limit, cx.config),
+        label: top.name.clone(),
+        evidence: format!(
+            "CPU {cpu}: interrupts took {pct:.2} % of the time: {}",
+            parts.join(", ")
+        ),
+        numbers: std::iter::once(Number::new("stolen_pct", pct))
+            .chain(
+                t.stolen
+                    .iter()
+                    .map(|s| Number::new(format!("{}_ns", s.name), s.ns as f64)),
+            )
+            .collect(),
+        fix: Some(fix),
     })
 }

@@ -1,6 +1,6 @@
 //! The noise rules, each both ways, with exact evidence.
 
-use super::traced::Intruder;
+use super::traced::{Intruder, StolenBy};
 use super::*;
 use crate::collect::cpufreq::CpuFreqInfo;
 use crate::collect::interrupts::IrqKind;
@@ -593,10 +593,7 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
         &[1],
         Some(&trace),
     );
-    assert_eq!(
-        j.verdict(1).unwrap().text(),
-        "noisy: stress[4242] 4.3 %, CSW 300/s"
-    );
+    assert_eq!(j.verdict(1).unwrap().text(), "noisy: stress[4242] 4.3 %");
     let f = j
         .findings
         .iter()
@@ -611,16 +608,8 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
     // the per-CPU kworker cannot move; the user task can
     assert_eq!(f.fix.as_deref(), Some("taskset -apc 0,2-3 4242"));
     assert_eq!(f.severity, Severity::Crit);
-    let csw = j
-        .findings
-        .iter()
-        .find(|f| f.kind == Kind::CswOnWatched)
-        .unwrap();
-    assert_eq!(
-        csw.evidence,
-        "CPU 1: 300 context switches/s with stress[4242], kworker/1:2[88]"
-    );
-    assert_eq!(csw.fix.as_deref(), Some("taskset -apc 0,2-3 4242"));
+    // traced: the time taken judges the CPU, not the switch count
+    assert!(j.findings.iter().all(|f| f.kind != Kind::CswOnWatched));
     // only a bound kernel thread: the cure is at boot
     let mut only_kthread = trace.clone();
     only_kthread.cpus[0].intruders.remove(0);
@@ -652,4 +641,63 @@ fn every_id_is_documented_in_the_readme() {
     }
     let ids: BTreeSet<&str> = Kind::ALL.iter().map(|k| k.tag()).collect();
     assert_eq!(ids.len(), Kind::ALL.len(), "ids are unique");
+}
+
+#[test]
+fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
+    let m = machine(4);
+    let trace = Traced {
+        cpus: vec![TracedCpu {
+            cpu: 2,
+            window_ns: 1_000_000_000,
+            owner: Some(traced_task("bench", 4000, false)),
+            intruders: Vec::new(),
+            stolen: vec![
+                StolenBy {
+                    kind: "irq".into(),
+                    name: "72:nvme0q2".into(),
+                    irq: Some(72),
+                    ns: 18_000_000,
+                    count: 900,
+                    max_ns: 61_000,
+                },
+                StolenBy {
+                    kind: "timer".into(),
+                    name: "local_timer".into(),
+                    irq: None,
+                    ns: 2_000_000,
+                    count: 250,
+                    max_ns: 9_000,
+                },
+            ],
+        }],
+        lost: 0,
+    };
+    let mut r2 = rates(2);
+    r2.softirq_per_s = Some(5000.0);
+    let iv = interval(vec![rates(0), rates(1), r2, rates(3)]);
+    let j = judge_all(&iv, &m, &[2], Some(&trace));
+    // 2 % of the time against a 1 % limit; the softirq count is not judged
+    assert_eq!(
+        j.verdict(2).unwrap().text(),
+        "noisy: interrupts (most 72:nvme0q2) 2.0 %"
+    );
+    let f = j.findings.iter().find(|f| f.cpus == vec![2]).unwrap();
+    assert_eq!(f.kind, Kind::IrqOnWatched);
+    assert_eq!(
+        f.evidence,
+        "CPU 2: interrupts took 2.00 % of the time: 72:nvme0q2 18.00 ms in 900 (longest 61 µs), \
+         local_timer 2.00 ms in 250 (longest 9 µs)"
+    );
+    assert_eq!(
+        f.fix.as_deref(),
+        Some("echo 0-1,3 > /proc/irq/72/smp_affinity_list")
+    );
+    assert_eq!(f.severity, Severity::Warn);
+    // half a percent is within the limit: quiet
+    let mut small = trace.clone();
+    small.cpus[0].stolen.truncate(1);
+    small.cpus[0].stolen[0].ns = 5_000_000;
+    let j = judge_all(&iv, &m, &[2], Some(&small));
+    assert_eq!(j.verdict(2).unwrap().text(), "quiet");
 }

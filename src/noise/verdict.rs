@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::config::Limits;
+use super::traced::TracedCpu;
 use super::{Context, Finding, Kind, Number, Severity, cpus_label, rate};
 use crate::collect::cpulist;
 use crate::collect::interrupts::IrqKind;
@@ -203,6 +204,21 @@ pub fn verdicts(iv: &Interval, cx: &Context<'_>) -> Vec<CpuVerdict> {
 
 fn causes_of(iv: &Interval, cx: &Context<'_>, col: usize, r: &CpuRates, l: &Limits) -> Vec<Cause> {
     let mut out = Vec::new();
+    if let Some(t) = cx.trace.and_then(|t| t.cpu(r.cpu)) {
+        // a traced CPU is judged by the time others took from its owner,
+        // which the counts below only stand in for
+        traced_causes(t, l, &mut out);
+        if let Some(v) = r.time.and_then(|t| t.steal).filter(|v| *v > l.steal_pct) {
+            out.push(Cause {
+                class: CauseClass::Steal,
+                label: "steal".into(),
+                value: v,
+                limit: l.steal_pct,
+                unit: "%",
+            });
+        }
+        return out;
+    }
     let mut over = |class, label: String, value: Option<f64>, limit: f64, unit| {
         if let Some(v) = value.filter(|v| *v > limit) {
             out.push(Cause {
@@ -263,27 +279,33 @@ fn causes_of(iv: &Interval, cx: &Context<'_>, col: usize, r: &CpuRates, l: &Limi
         l.steal_pct,
         "%",
     );
-    if let Some(t) = cx.trace.and_then(|t| t.cpu(r.cpu)) {
-        if let Some(top) = t.intruders.first() {
-            over(
-                CauseClass::Intruder,
-                format!("{}[{}]", top.task.comm, top.task.pid),
-                t.pct(t.intruder_ns()),
-                l.intruder_pct,
-                "%",
-            );
-        }
-        if let Some(top) = t.stolen.first() {
-            over(
-                CauseClass::Stolen,
-                format!("stolen by {}", top.name),
-                t.pct(t.stolen_ns()),
-                l.stolen_pct,
-                "%",
-            );
-        }
-    }
     out
+}
+
+/// Other tasks' time and interrupts' time on a traced CPU, over its limits.
+fn traced_causes(t: &TracedCpu, l: &Limits, out: &mut Vec<Cause>) {
+    if let (Some(top), Some(pct)) = (t.intruders.first(), t.pct(t.intruder_ns()))
+        && pct > l.intruder_pct
+    {
+        out.push(Cause {
+            class: CauseClass::Intruder,
+            label: format!("{}[{}]", top.task.comm, top.task.pid),
+            value: pct,
+            limit: l.intruder_pct,
+            unit: "%",
+        });
+    }
+    if let (Some(top), Some(pct)) = (t.stolen.first(), t.pct(t.stolen_ns()))
+        && pct > l.stolen_pct
+    {
+        out.push(Cause {
+            class: CauseClass::Stolen,
+            label: format!("interrupts (most {})", top.name),
+            value: pct,
+            limit: l.stolen_pct,
+            unit: "%",
+        });
+    }
 }
 
 /// Whether an interrupt row counts as an inter-processor interrupt.
