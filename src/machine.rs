@@ -243,3 +243,50 @@ pub fn x86_tables(m: &Machine) -> (x86::CstateRegs, Option<x86::RaplRegs>) {
         x86::rapl_regs(m.vendor, family, model),
     )
 }
+
+/// The registers the live side tries on the first CPU: the counters and
+/// sensors of the vendor, and the C-state and RAPL tables of the model.
+fn msr_candidates(m: &Machine) -> Vec<u32> {
+    let (cst, rapl) = x86_tables(m);
+    let mut cand = vec![
+        x86::MSR_TSC,
+        x86::MSR_APERF,
+        x86::MSR_MPERF,
+        x86::MSR_SMI_COUNT,
+        x86::MSR_THERM_STATUS,
+        x86::MSR_TEMPERATURE_TARGET,
+        x86::MSR_PACKAGE_THERM_STATUS,
+    ];
+    if m.vendor != x86::Vendor::Intel {
+        // SMI count, thermal status and TjMax are Intel registers
+        cand.retain(|r| {
+            ![
+                x86::MSR_SMI_COUNT,
+                x86::MSR_THERM_STATUS,
+                x86::MSR_TEMPERATURE_TARGET,
+                x86::MSR_PACKAGE_THERM_STATUS,
+            ]
+            .contains(r)
+        });
+    }
+    cand.extend(cst.core.iter().map(|(_, r)| *r));
+    cand.extend(cst.pkg.iter().map(|(_, r)| *r));
+    if let Some(r) = rapl {
+        cand.push(r.unit);
+        cand.extend(r.domains.iter().map(|(_, r)| *r));
+    }
+    cand
+}
+
+impl Machine {
+    /// What the live hardware opens on this machine: perf groups on the
+    /// online CPUs and package leaders, the MSRs worth probing.
+    pub fn hw_targets(&self) -> crate::source::hw::HwTargets {
+        crate::source::hw::HwTargets {
+            online: self.online.clone(),
+            leaders: self.package_leaders(),
+            vendor: self.vendor,
+            msr_candidates: msr_candidates(self),
+        }
+    }
+}

@@ -9,44 +9,13 @@ use crate::collect::interrupts::IrqTable;
 use crate::collect::{cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
 use crate::counter::Width;
 use crate::cpu_map::CpuMap;
-use crate::ladder::{self, FreqSource, Probe};
+use crate::ladder::{self, FreqSource};
 use crate::machine::{self, Machine};
-use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot, Stamp};
+use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot};
 use crate::source::fs::{Base, FileId, Fs};
-use crate::source::perf::{PerfCounts, PerfEvent};
+use crate::source::perf::PerfEvent;
 
-/// What gives the sampler its clock, perf counts and MSRs.
-pub trait Hardware {
-    /// Reads the clocks.
-    fn now(&mut self) -> Stamp;
-    /// Reads every perf group once; the counts stand until the next call.
-    fn perf(&mut self) -> &[PerfCounts];
-    /// Reads one MSR; `None` when this hardware has no MSR access at all.
-    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>>;
-    /// Returns what the probes found at start.
-    fn probe(&self) -> &Probe;
-    /// Returns joules per count of a perf energy event.
-    fn energy_scale(&self, event: PerfEvent) -> Option<f64>;
-}
-
-/// Any hardware chosen at run time (live, a capture instant, a foreign tree).
-impl<T: Hardware + ?Sized> Hardware for Box<T> {
-    fn now(&mut self) -> Stamp {
-        (**self).now()
-    }
-    fn perf(&mut self) -> &[PerfCounts] {
-        (**self).perf()
-    }
-    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>> {
-        (**self).msr_read(cpu, reg)
-    }
-    fn probe(&self) -> &Probe {
-        (**self).probe()
-    }
-    fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
-        (**self).energy_scale(event)
-    }
-}
+pub use crate::source::hw::Hardware;
 
 /// Reads snapshots through `Fs` and a `Hardware`.
 pub struct Sampler<H: Hardware> {

@@ -12,14 +12,7 @@ use crate::collect::stat::Stat;
 use crate::counter::Width;
 use crate::cpu_map::CpuMap;
 
-/// When a snapshot was taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-pub struct Stamp {
-    /// `CLOCK_MONOTONIC` in nanoseconds: the base of every rate.
-    pub mono_ns: u64,
-    /// Wall-clock time in nanoseconds since the Unix epoch, for display.
-    pub wall_ns: u64,
-}
+pub use crate::source::hw::Stamp;
 
 /// Where a metric's values came from: a rung of the source ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]

@@ -193,7 +193,7 @@ pub type AnyHw = Box<dyn Hardware + Send>;
 /// for a foreign tree.
 pub fn open_hw(s: &SourceArgs, roots: &Roots, m: &Machine) -> Result<AnyHw> {
     Ok(match tree_kind(s, roots) {
-        Tree::Live => Box::new(LiveHw::open(m, roots, live_options(s))),
+        Tree::Live => Box::new(LiveHw::open(&m.hw_targets(), roots, live_options(s))),
         Tree::Instant(dir) => Box::new(Captured::load(&dir).map_err(anyhow::Error::msg)?),
         Tree::Foreign(why) => Box::new(Captured::foreign(&why)),
     })

@@ -38,7 +38,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     let config = crate::cmd::load_config(a.config.as_deref())?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.interval, &cpus)?;
-    let hw = LiveHw::open(&machine, &roots, LiveOptions::default());
+    let hw = LiveHw::open(&machine.hw_targets(), &roots, LiveOptions::default());
     let engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     let mut driver = Driver::new(engine).with_config(config).watching(&cpus);
 

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ladder::Probe;
-use crate::sampler::Hardware;
-use crate::snapshot::Stamp;
+use crate::source::hw::{Hardware, Probe, Stamp};
 use crate::source::msr::{self, FakeMsr, MsrAccess};
 use crate::source::perf::{self, PerfCounts, PerfEvent};
 

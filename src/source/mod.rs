@@ -3,6 +3,7 @@
 
 pub mod capture;
 pub mod fs;
+pub mod hw;
 pub mod live;
 pub mod msr;
 pub mod perf;
