@@ -31,6 +31,9 @@ fn print_interval(
         (iv.to.wall_ns / 1_000_000) % 1000,
         iv.dt_s
     )?;
+    if let Some(note) = crate::interval::clock_note(iv.from, iv.to) {
+        writeln!(out, "# {note}")?;
+    }
     let sel = opts.cpus.as_ref().map(|c| c.0.as_slice());
     out.write_all(batch::table(iv, sel).as_bytes())
 }

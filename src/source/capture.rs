@@ -275,3 +275,43 @@ impl Hardware for Captured {
         self.energy_scale.get(&event.key()).copied()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_are_ordered_by_number_past_9999() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in ["10000", "1001", "9999", "0000", "0001", "10001", "x12"] {
+            std::fs::create_dir(dir.path().join(n)).unwrap();
+        }
+        // a file with a number for a name is no instant
+        std::fs::write(dir.path().join("0002"), "").unwrap();
+        let names: Vec<String> = instants(dir.path())
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["0000", "0001", "1001", "9999", "10000", "10001"]);
+    }
+
+    #[test]
+    fn a_missing_table_is_no_source_and_a_broken_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let nt = dir.path().join("noisetop");
+        std::fs::create_dir_all(&nt).unwrap();
+        let err = Captured::load(dir.path()).unwrap_err();
+        assert!(
+            err.starts_with("no ") && err.ends_with("noisetop/clock"),
+            "{err}"
+        );
+        std::fs::write(nt.join("clock"), "5 6\n").unwrap();
+        let c = Captured::load(dir.path()).unwrap();
+        assert_eq!((c.stamp.mono_ns, c.stamp.wall_ns), (5, 6));
+        assert!(c.perf.is_empty() && c.msr.is_none());
+        std::fs::create_dir(nt.join("perf")).unwrap();
+        let err = Captured::load(dir.path()).unwrap_err();
+        assert!(err.ends_with("noisetop/perf: is a directory"), "{err}");
+    }
+}
