@@ -465,6 +465,7 @@ impl<H: Hardware> Sampler<H> {
         let scales = &self.energy_scales;
         for pc in self.hw.perf() {
             let hw = snap.hw.get_or_default(pc.cpu);
+            hw.perf_time = Some((pc.time_enabled_ns, pc.time_running_ns));
             let pkg_id = self
                 .machine
                 .topo(pc.cpu)

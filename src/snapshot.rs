@@ -69,6 +69,9 @@ pub struct CpuHw {
     pub temp_c: Option<f64>,
     /// Energy counters of this core (AMD per-core RAPL).
     pub energy: Vec<Energy>,
+    /// perf's `time_enabled` and `time_running` of this CPU's counters, ns:
+    /// the clock its counts are divided by (`None` off the perf rung).
+    pub perf_time: Option<(u64, u64)>,
 }
 
 /// Package-scope hardware counters.

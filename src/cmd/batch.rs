@@ -31,6 +31,11 @@ fn interval_text(s: &Sample, cpus: Option<&[u32]>) -> String {
         (iv.to.wall_ns / 1_000_000) % 1000,
         iv.dt_s
     );
+    if let Some(note) = crate::interval::clock_note(iv.from, iv.to) {
+        text.push_str("# ");
+        text.push_str(&note);
+        text.push('\n');
+    }
     text.push_str(&batch::table(iv, cpus));
     text.push_str(&judged::lines(&s.judgement, cpus));
     for n in &s.notes {

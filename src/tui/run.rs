@@ -203,6 +203,10 @@ impl Pacer {
                 break;
             }
             let ns = x.interval.to.mono_ns;
+            // a clock that jumped makes no interval: play on from here
+            if crate::interval::clock_note(x.interval.from, x.interval.to).is_some() {
+                self.anchor = Some((now, ns));
+            }
             self.anchor.get_or_insert((now, ns));
             self.shown_ns = Some(ns);
             s.apply(Msg::Sample(x));
@@ -214,6 +218,9 @@ impl Pacer {
     /// When a replayed interval is due on screen (`None`: at once).
     fn due(&self, x: &Sample, speed: f64) -> Option<Instant> {
         let (t0, ns0) = self.anchor?;
+        if crate::interval::clock_note(x.interval.from, x.interval.to).is_some() {
+            return None;
+        }
         let ahead = x.interval.to.mono_ns.saturating_sub(ns0) as f64 / 1e9 / speed.max(1e-3);
         Some(t0 + Duration::from_secs_f64(ahead.min(86_400.0)))
     }
