@@ -1,6 +1,7 @@
 //! Subcommands: each arm of the one dispatch in `run`.
 
 pub mod batch;
+pub mod check;
 pub mod dashboard;
 pub mod snapshot;
 
