@@ -53,7 +53,11 @@ pub(super) fn deep_cstates(f: &CheckFacts, s: &Scope, cfg: &CheckConfig) -> Rule
     for &c in &with {
         let states = m.idle_states.get(&c).map(Vec::as_slice).unwrap_or_default();
         let enabled = states.iter().filter(|st| st.disabled != Some(true));
-        if let Some(d) = enabled.clone().rfind(|st| st.latency_us.is_some()) {
+        let reachable = |l: u64| qos.is_none_or(|q| l <= q);
+        if let Some(d) = enabled
+            .clone()
+            .rfind(|st| st.latency_us.is_some_and(reachable))
+        {
             deepest.push((c, (d.name.to_string(), d.latency_us.unwrap_or(0))));
         }
         for st in enabled {
@@ -61,10 +65,10 @@ pub(super) fn deep_cstates(f: &CheckFacts, s: &Scope, cfg: &CheckConfig) -> Rule
                 continue;
             };
             let key = (st.index, st.name.to_string(), lat);
-            if qos.is_some_and(|q| lat > q) {
-                held_off.push((c, key));
-            } else {
+            if reachable(lat) {
                 deep.push((c, key));
+            } else {
+                held_off.push((c, key));
             }
         }
     }

@@ -34,10 +34,9 @@ fn move_irqs(irqs: &[u32], to: &[u32]) -> String {
     if let [i] = irqs {
         return format!("echo {to} > /proc/irq/{i}/smp_affinity_list");
     }
-    let list: Vec<String> = irqs.iter().map(u32::to_string).collect();
     format!(
         "for i in {}; do echo {to} > /proc/irq/$i/smp_affinity_list; done",
-        list.join(" ")
+        super::shell_list(irqs)
     )
 }
 

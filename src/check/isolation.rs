@@ -193,8 +193,13 @@ pub(super) fn smt_siblings(f: &CheckFacts, s: &Scope) -> RuleResult {
     let shared: Vec<&(u32, Vec<u32>)> = known.iter().filter(|(_, o)| !o.is_empty()).collect();
     if shared.is_empty() {
         let alone: Vec<u32> = known.iter().map(|(c, _)| *c).collect();
+        let whose = if alone.len() == 1 {
+            "its core"
+        } else {
+            "their cores"
+        };
         return r.evidence(format!(
-            "{} alone on their cores (cpuN/topology/thread_siblings_list)",
+            "{} alone on {whose} (cpuN/topology/thread_siblings_list)",
             cpus_phrase(&alone)
         ));
     }

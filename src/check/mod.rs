@@ -227,22 +227,29 @@ pub(crate) fn cpus_phrase(cpus: &[u32]) -> String {
 }
 
 /// The CPUs to set apart when none is: every online CPU but the first core
-/// (CPU 0 and its SMT siblings), which keeps the housekeeping.
+/// (the first CPU and its SMT siblings), which keeps the housekeeping; on a
+/// machine of one core, every CPU but the first.
 pub(crate) fn suggested_isolation(facts: &CheckFacts) -> Vec<u32> {
     let m = &facts.machine;
     let Some(&first) = m.online.first() else {
         return Vec::new();
     };
-    let keep: Vec<u32> = m
+    let core: Vec<u32> = m
         .topo(first)
         .map(|t| t.siblings.clone())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| vec![first]);
-    m.online
+    let rest: Vec<u32> = m
+        .online
         .iter()
         .copied()
-        .filter(|c| !keep.contains(c))
-        .collect()
+        .filter(|c| !core.contains(c))
+        .collect();
+    if rest.is_empty() {
+        m.online.iter().copied().filter(|&c| c != first).collect()
+    } else {
+        rest
+    }
 }
 
 /// Adds `ARG` to every kernel entry's command line (Fedora/RHEL `grubby`;
@@ -266,11 +273,33 @@ pub(crate) fn sysfs_loop(cpus: &[u32], value: &str, file: &str) -> String {
     if let [c] = cpus {
         return format!("echo {value} > /sys/devices/system/cpu/cpu{c}/{file}");
     }
-    let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
     format!(
         "for c in {}; do echo {value} > /sys/devices/system/cpu/cpu$c/{file}; done",
-        list.join(" ")
+        shell_list(cpus)
     )
+}
+
+/// Lists numbers for a bash `for` loop, runs of three or more as brace
+/// ranges: `0 2 4 {6..9}`.
+pub(crate) fn shell_list(nums: &[u32]) -> String {
+    let mut sorted = nums.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        if j >= i + 2 {
+            words.push(format!("{{{}..{}}}", sorted[i], sorted[j]));
+        } else {
+            words.extend(sorted[i..=j].iter().map(u32::to_string));
+        }
+        i = j + 1;
+    }
+    words.join(" ")
 }
 
 #[cfg(test)]
@@ -279,6 +308,23 @@ mod tests {
 
     fn result(status: Status) -> RuleResult {
         RuleResult::new("governor", "x", status)
+    }
+
+    #[test]
+    fn shell_lists_and_loops() {
+        assert_eq!(shell_list(&[]), "");
+        assert_eq!(shell_list(&[3]), "3");
+        assert_eq!(shell_list(&[0, 1]), "0 1");
+        assert_eq!(shell_list(&[9, 0, 2, 4, 6, 7, 8]), "0 2 4 {6..9}");
+        assert_eq!(shell_list(&[1, 2, 3, 5, 6, 7]), "{1..3} {5..7}");
+        assert_eq!(
+            sysfs_loop(&[4], "0", "online"),
+            "echo 0 > /sys/devices/system/cpu/cpu4/online"
+        );
+        assert_eq!(
+            sysfs_loop(&[1, 2, 3, 5], "1", "cpuidle/state2/disable"),
+            "for c in {1..3} 5; do echo 1 > /sys/devices/system/cpu/cpu$c/cpuidle/state2/disable; done"
+        );
     }
 
     #[test]

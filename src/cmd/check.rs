@@ -160,6 +160,54 @@ mod tests {
     }
 
     #[test]
+    fn text_lists_evidence_fix_reason_and_doc() {
+        let ok = RuleResult {
+            id: "nmi-watchdog",
+            status: Status::Ok,
+            title: "NMI watchdog is off",
+            evidence: vec!["/proc/sys/kernel/nmi_watchdog = 0".into()],
+            fix: vec![],
+            reason: None,
+            doc: "README.md#check-nmi-watchdog".into(),
+        };
+        let warn = RuleResult {
+            id: "thp",
+            status: Status::Warn,
+            title: "Transparent huge pages not forced on every mapping",
+            evidence: vec!["/sys/kernel/mm/transparent_hugepage/enabled = [always]".into()],
+            fix: vec!["echo madvise > /sys/kernel/mm/transparent_hugepage/enabled".into()],
+            reason: None,
+            doc: "README.md#check-thp".into(),
+        };
+        let unknown = RuleResult {
+            id: "governor",
+            status: Status::Unknown,
+            title: "CPU frequency governor is performance",
+            evidence: vec![],
+            fix: vec![],
+            reason: Some(
+                "no cpufreq driver: /sys/devices/system/cpu/cpu0/cpufreq is absent".into(),
+            ),
+            doc: "README.md#check-governor".into(),
+        };
+        let text = render_text(&[ok, warn, unknown]);
+        let want = "\
+OK       nmi-watchdog  NMI watchdog is off
+                       /proc/sys/kernel/nmi_watchdog = 0
+WARN     thp           Transparent huge pages not forced on every mapping
+                       /sys/kernel/mm/transparent_hugepage/enabled = [always]
+                       fix: echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
+                       see README.md#check-thp
+UNKNOWN  governor      CPU frequency governor is performance
+                       unknown: no cpufreq driver: /sys/devices/system/cpu/cpu0/cpufreq is absent
+                       see README.md#check-governor
+
+1 OK, 1 WARN, 0 FAIL, 1 UNKNOWN: exit 1
+";
+        assert_eq!(text, want);
+    }
+
+    #[test]
     fn args_parse_with_clap() {
         use clap::Parser;
         #[derive(clap::Parser)]
