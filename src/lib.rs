@@ -2,6 +2,7 @@
 //!
 //! Data flows one way: `source` → `snapshot` → `interval` → sinks.
 
+pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod collect;

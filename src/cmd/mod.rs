@@ -2,6 +2,7 @@
 //! (where to read, which hardware a tree gets, keeping off watched CPUs).
 
 pub mod batch;
+pub mod check;
 pub mod dashboard;
 pub mod help;
 pub mod out;
