@@ -237,12 +237,11 @@ pub enum Command {
 /// `noisetop check`.
 #[derive(Debug, Clone, Args)]
 pub struct CheckCli {
-    /// The benchmark CPUs the rules judge (default: every online CPU).
-    #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
-    pub cpus: Option<CpuList>,
-    /// Print JSON for scripts.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub args: crate::cmd::check::CheckArgs,
+    /// Thresholds from this TOML file (its `[check]` table).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -277,7 +276,8 @@ pub struct RunArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<u32>);
 
-fn parse_cpus(s: &str) -> Result<CpuList, String> {
+/// Parses a CPU list argument; an empty list is an error.
+pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
     let cpus = cpulist::parse(s)?;
     if cpus.is_empty() {
         return Err("empty CPU list".into());

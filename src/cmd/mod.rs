@@ -102,9 +102,10 @@ fn ok((): ()) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `noisetop check`: until the rules land, says so plainly.
-fn check_cmd(_args: &crate::cli::CheckCli) -> Result<ExitCode> {
-    anyhow::bail!("check is not built yet")
+/// `noisetop check`: the configuration rules of the machine under the roots.
+fn check_cmd(a: &crate::cli::CheckCli) -> Result<ExitCode> {
+    let cfg = load_config(a.config.as_deref())?;
+    check::run_with(&a.args, &roots(&a.source), &cfg.check)
 }
 
 /// Reads `--config FILE`, or the built-in thresholds.

@@ -22,6 +22,8 @@ pub struct NoiseConfig {
     pub idle: IdleLimits,
     /// SMT siblings of watched CPUs.
     pub smt: SmtLimits,
+    /// The configuration rules of `noisetop check`.
+    pub check: crate::check::CheckConfig,
 }
 
 /// Per-CPU limits above which a CPU is called noisy.
@@ -143,6 +145,7 @@ impl Default for NoiseConfig {
             crit_factor: 10.0,
             idle: IdleLimits::default(),
             smt: SmtLimits::default(),
+            check: crate::check::CheckConfig::default(),
         }
     }
 }
