@@ -6,3 +6,4 @@ pub mod fs;
 pub mod live;
 pub mod msr;
 pub mod perf;
+pub mod tracer;

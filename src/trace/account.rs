@@ -290,14 +290,21 @@ impl CpuAccount {
     /// Feeds one event; events must come in time order (an earlier time is
     /// taken as the last one seen).
     pub fn event(&mut self, e: &Decoded<'_>) {
-        if e.tid != 0 || e.pid != 0 {
+        // The task the event fired in: a switch names it in its payload; a
+        // sample of a task already gone says tid -1 and names nobody.
+        let who = match e.event {
+            Event::Switch { prev_tid, .. } => Some(prev_tid),
+            _ => (e.tid != u32::MAX).then_some(e.tid),
+        };
+        if e.tid != u32::MAX && (e.tid != 0 || e.pid != 0) {
             self.tgid.insert(e.tid, e.pid);
         }
-        match self.current {
-            None => {
+        match (self.current, who) {
+            (None, _) => {
                 // The first event names the task that ran since the start.
-                self.current = Some(Slice { tid: e.tid, ns: 0 });
-                let acc = self.tasks.entry(e.tid).or_default();
+                let tid = who.unwrap_or(u32::MAX);
+                self.current = Some(Slice { tid, ns: 0 });
+                let acc = self.tasks.entry(tid).or_default();
                 acc.slices += 1;
                 acc.carried += 1;
                 self.unknown_ns = 0;
@@ -310,14 +317,14 @@ impl CpuAccount {
                     _ => {}
                 }
             }
-            Some(c) if c.tid != e.tid => {
+            (Some(c), Some(tid)) if c.tid != tid => {
                 // A switch was lost: the sampled task is the current one.
                 self.advance(e.time);
                 self.unmatched += 1;
                 self.stack.clear();
-                self.begin_slice(e.tid);
+                self.begin_slice(tid);
             }
-            Some(_) => {}
+            _ => {}
         }
         self.advance(e.time);
         match e.event {
@@ -910,10 +917,18 @@ mod tests {
     fn exit_first_charges_the_handler_since_the_start() {
         let mut a = CpuAccount::new(1, 1000);
         a.event(&ev(1300, 10, Event::IrqExit { irq: 41 }));
+        // A task that is exiting is sampled as tid -1: not a new task.
+        let mut gone = ev(1400, 10, Event::VectorEntry(Vector::LocalTimer));
+        gone.tid = u32::MAX;
+        gone.pid = u32::MAX;
+        a.event(&gone);
+        a.event(&ev(1410, 10, Event::VectorExit(Vector::LocalTimer)));
         let c = a.flush(2000);
         let irq = source(&c, "irq 41");
         assert_eq!((irq.ns, irq.count, irq.max_ns), (300, 1, 300));
-        assert_eq!(task(&c, 10).ns, 700);
+        assert_eq!(task(&c, 10).ns, 690);
+        assert_eq!(task(&c, 10).task.pid, Some(1010));
+        assert_eq!((c.tasks.len(), c.unmatched), (1, 0));
         assert_eq!(task(&c, 10).task.comm, None);
 
         // No event at all in the first window: unknown, not idle.
