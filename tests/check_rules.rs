@@ -867,7 +867,17 @@ fn on_battery() {
         &t.bench("on-battery"),
         "a battery but no Mains supply with an online file",
     );
+    // a wireless mouse's battery says nothing about the machine
     t.rm("sys/class/power_supply/BAT0");
+    t.put("sys/class/power_supply/hidpp_battery_0/type", "Battery\n");
+    t.put("sys/class/power_supply/hidpp_battery_0/scope", "Device\n");
+    assert_rule(
+        &t.bench("on-battery"),
+        Status::Ok,
+        &["/sys/class/power_supply/hidpp_battery_0: type = Battery"],
+        &[],
+    );
+    t.rm("sys/class/power_supply/hidpp_battery_0");
     assert_rule(
         &t.bench("on-battery"),
         Status::Ok,

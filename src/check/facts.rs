@@ -79,6 +79,8 @@ pub struct PowerSupply {
     pub kind: Option<String>,
     /// `online`, where the file exists.
     pub online: Option<bool>,
+    /// `scope`: `Device` for the battery of a peripheral (a wireless mouse).
+    pub scope: Option<String>,
 }
 
 /// The path as the kernel names it (`/proc/sys/kernel/aslr`), whatever
@@ -246,7 +248,13 @@ fn read_power(fs: &mut Fs) -> Fact<Vec<PowerSupply>> {
                 Ok("0") => Some(false),
                 _ => None,
             };
-            PowerSupply { name, kind, online }
+            let scope = text(fs, Base::Sys, &format!("{dir}/{name}/scope")).ok();
+            PowerSupply {
+                name,
+                kind,
+                online,
+                scope,
+            }
         })
         .collect())
 }
