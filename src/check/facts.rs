@@ -95,7 +95,7 @@ fn why(base: Base, rel: &str, e: &ReadError) -> String {
     match e {
         ReadError::Missing(_) => format!("no {p}"),
         ReadError::Denied(_) => format!("{p}: permission denied"),
-        ReadError::TooLarge(_) => format!("{p}: too large"),
+        ReadError::TooLarge(..) => format!("{p}: too large"),
         ReadError::Io(_, msg) => format!("{p}: {msg}"),
     }
 }

@@ -124,7 +124,7 @@ pub struct CheckConfig {
 impl Default for CheckConfig {
     fn default() -> Self {
         CheckConfig {
-            deep_latency_us: crate::findings::DEEP_LATENCY_US,
+            deep_latency_us: crate::noise::config::IdleLimits::default().deep_latency_us,
             perf_sample_rate_max: 1,
         }
     }

@@ -34,10 +34,15 @@ fn parse_cpus(s: &str) -> Result<CpuList, String> {
 
 /// Reads the machine under `roots`, judges it and prints the verdicts.
 pub fn run(args: &CheckArgs, roots: &Roots) -> Result<ExitCode> {
+    run_with(args, roots, &CheckConfig::default())
+}
+
+/// Judges the machine under `roots` with these thresholds.
+pub fn run_with(args: &CheckArgs, roots: &Roots, cfg: &CheckConfig) -> Result<ExitCode> {
     let mut fs = Fs::new(roots.clone());
     let facts = CheckFacts::read(&mut fs);
     let cpus = benchmark_cpus(args.cpus.as_ref(), &facts.machine.online)?;
-    let results = check::rules(&facts, &cpus, &CheckConfig::default());
+    let results = check::rules(&facts, &cpus, cfg);
     let code = check::exit_code(&results);
     let out = if args.json {
         let report = CheckReport {
@@ -58,7 +63,7 @@ pub fn run(args: &CheckArgs, roots: &Roots) -> Result<ExitCode> {
         s.push_str(&render_text(&results));
         s
     };
-    print!("{out}");
+    crate::cmd::out::emit(&mut std::io::stdout().lock(), &out)?;
     Ok(ExitCode::from(code))
 }
 
@@ -77,7 +82,7 @@ pub fn benchmark_cpus(asked: Option<&CpuList>, online: &[u32]) -> Result<Vec<u32
         .filter(|c| online.binary_search(c).is_err())
         .collect();
     if !offline.is_empty() {
-        bail!(
+        return Err(crate::cmd::UsageError(format!(
             "--cpus {}: {} not online (online: {})",
             cpulist::format(cpus),
             if offline.len() == 1 {
@@ -86,7 +91,8 @@ pub fn benchmark_cpus(asked: Option<&CpuList>, online: &[u32]) -> Result<Vec<u32
                 format!("CPUs {} are", cpulist::format(&offline))
             },
             cpulist::format(online)
-        );
+        ))
+        .into());
     }
     Ok(cpus.clone())
 }
