@@ -38,7 +38,7 @@ impl Rung {
         match self {
             Rung::Perf => "perf",
             Rung::Msr => "msr",
-            Rung::Kernel => "sysfs",
+            Rung::Kernel => "kernel",
         }
     }
 }
