@@ -545,6 +545,7 @@ fn plan_event(
     }
     let dir = devices.join(e.pmu());
     check_format(&dir.join("format")).map_err(|why| format!("perf {e}: {why}"))?;
+    check_description(&dir, e.name()).map_err(|why| format!("perf {e}: {why}"))?;
     let dynamic = perf_event::events::DynamicBuilder::new(&dir)
         .and_then(|mut b| {
             b.event(e.name())?;
@@ -617,6 +618,27 @@ fn check_format(dir: &Path) -> Result<(), String> {
 
 /// Largest PMU description file (`format/*`, `events/*.scale`) read.
 const PMU_FILE_BYTES: usize = 64 << 10;
+
+/// Checks that the files perf-event2 opens to build an event (`type`,
+/// `events/NAME` and, where present, its `.scale` and `.unit`) are small
+/// regular files: it opens them blocking and reads them whole, so a FIFO
+/// in a damaged tree would block start-up and `/dev/zero` would take the
+/// memory.
+fn check_description(dir: &Path, name: &str) -> Result<(), String> {
+    let events = dir.join("events");
+    let must = [dir.join("type"), events.join(name)];
+    let may = [
+        events.join(format!("{name}.scale")),
+        events.join(format!("{name}.unit")),
+    ];
+    for f in &must {
+        crate::source::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+    }
+    for f in may.iter().filter(|f| std::fs::symlink_metadata(f).is_ok()) {
+        crate::source::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
 
 fn read_scale(path: &Path) -> Result<f64, String> {
     let text = crate::source::fs::read_capped(path, PMU_FILE_BYTES)
@@ -851,6 +873,39 @@ mod tests {
         }
         std::fs::write(&fmt, "config:0-63\n").unwrap();
         assert!(plan_event(&devices(&dir), PerfEvent::Tsc, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_fifo_or_dev_zero_in_a_pmu_description_is_refused_without_blocking() {
+        let dir = fake_sysfs();
+        let ty = devices(&dir).join("msr/type");
+        std::fs::remove_file(&ty).unwrap();
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&ty)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
+            .err()
+            .unwrap();
+        assert!(
+            why.ends_with("msr/type: not a regular file (a FIFO)"),
+            "{why}"
+        );
+        std::fs::remove_file(&ty).unwrap();
+        std::fs::write(&ty, "9\n").unwrap();
+        let ev = devices(&dir).join("msr/events/tsc");
+        std::fs::remove_file(&ev).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &ev).unwrap();
+        let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
+            .err()
+            .unwrap();
+        assert!(
+            why.ends_with("not a regular file (a character device)"),
+            "{why}"
+        );
     }
 
     #[test]
