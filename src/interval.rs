@@ -358,7 +358,12 @@ fn time_split(a: &CpuTimes, b: &CpuTimes) -> Option<TimeSplit> {
     {
         return None;
     }
-    let total: u64 = d.iter().flatten().sum();
+    // the kernel's ticks never add up past 64 bits; deltas that do are
+    // counters read wrong, and their split is unknown
+    let total = d
+        .iter()
+        .flatten()
+        .try_fold(0u64, |sum, &x| sum.checked_add(x))?;
     if total == 0 {
         return None;
     }
@@ -534,8 +539,8 @@ fn hw_cstates(
             .iter()
             .find(|(n, _)| n == name)
             .and_then(|(_, va)| delta(*va, *vb, Width::Bits64));
-        match d {
-            Some(v) => deeper += v,
+        match d.and_then(|v| deeper.checked_add(v)) {
+            Some(sum) => deeper = sum,
             None => known = false,
         }
         out.push((*name, d.and_then(|v| percent(v, dtsc, 2.0))));
