@@ -15,6 +15,7 @@ pub mod ladder;
 pub mod machine;
 pub mod name;
 pub mod output;
+pub mod record;
 pub mod sampler;
 pub mod snapshot;
 pub mod source;

@@ -1,7 +1,9 @@
 //! Subcommands: each arm of the one dispatch in `run`.
 
 pub mod batch;
+pub mod compare;
 pub mod dashboard;
+pub mod report;
 pub mod snapshot;
 
 use std::path::PathBuf;
