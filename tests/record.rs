@@ -762,3 +762,71 @@ fn readme_plot() {
     let svg = std::fs::metadata(dir.path().join("p.svg")).unwrap().len();
     println!("svg: {svg} bytes");
 }
+
+/// Nothing is held back in the process: each `write` has put the whole
+/// interval in the file when it returns, so a kill at any point after it
+/// loses nothing.
+#[test]
+fn every_interval_is_in_the_file_when_write_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let m = recordings::machine(Flavor::IntelServer, 4);
+    let mut rng = recordings::Rng::new(3);
+    let mut rec = Recorder::create(&csv, OpenMode::New, &m, &meta()).unwrap();
+    for i in 0..5 {
+        let iv = recordings::interval(&m, i, 1.0, &mut rng, &recordings::deep);
+        rec.write(&iv, &[]).unwrap();
+        // read through another handle, as after a kill
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(text.lines().count() as u64, 1 + 5 * (i + 1));
+        assert!(text.ends_with('\n'));
+        assert_eq!(rec.bytes(), text.len() as u64);
+    }
+    std::mem::forget(rec);
+    assert_eq!(Report::build(&csv).unwrap().intervals, 5);
+}
+
+#[test]
+fn a_device_that_is_full_is_an_error_at_start() {
+    let m = recordings::machine(Flavor::Vm, 2);
+    if !Path::new("/dev/full").exists() {
+        println!("/dev/full absent: skipped");
+        return;
+    }
+    let e = Recorder::create(Path::new("/dev/full"), OpenMode::Force, &m, &meta())
+        .err()
+        .unwrap();
+    assert!(e.to_string().starts_with("cannot write /dev/full"), "{e}");
+}
+
+#[test]
+fn the_summary_on_quit_shows_the_machine_and_the_noisiest_cpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let m = recordings::machine(Flavor::IntelServer, 64);
+    recordings::record_with(
+        &csv,
+        &m,
+        30,
+        1.0,
+        1,
+        &recordings::server_hour,
+        &recordings::server_hour_findings,
+    );
+    let s = noisetop::record::report::summary(&csv);
+    assert!(s.contains("48 quieter CPUs not shown"), "{s}");
+    let freq: Vec<&str> = s
+        .split("Frequency and load")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    // the machine, then CPU 2 (interrupt findings) and the busiest by interrupts
+    assert_eq!(freq.len(), 17, "{freq:?}");
+    assert_eq!(&freq[..4], ["all", "0", "1", "2"]);
+    let e = noisetop::record::report::summary(&dir.path().join("none.csv"));
+    assert!(e.starts_with("cannot summarise the recording: "), "{e}");
+}

@@ -312,7 +312,7 @@ impl Layout {
         let rows_h = row * cpus as i32;
         Layout {
             width: 1600,
-            height: (top + rows_h + 150) as u32,
+            height: (top + rows_h + 110) as u32,
             row,
             top,
             left: 56,
@@ -358,7 +358,7 @@ fn draw<DB: DrawingBackend>(
         .fold(1.0f32, |a, v| a.max(*v));
     let irq_top = f64::from(irq_max).log10().ceil().max(1.0);
     let titles = [
-        "Avg_MHz".to_string(),
+        "Avg_MHz (ΔAPERF/dt: clock × busy share)".to_string(),
         "C-state residency: busy, then idle states shallow → deep".to_string(),
         "Interrupts per second (log scale)".to_string(),
     ];
@@ -497,13 +497,19 @@ fn draw<DB: DrawingBackend>(
             } else {
                 format!("{t:.0} s")
             };
+            // the end labels sit inside their panel, clear of the next one
+            let h = match i {
+                0 => plotters::style::text_anchor::HPos::Left,
+                4 => plotters::style::text_anchor::HPos::Right,
+                _ => plotters::style::text_anchor::HPos::Center,
+            };
             root.draw(&Text::new(
                 label,
                 (x, axis_y + 6),
                 font(11)
                     .color(&BLACK)
                     .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
+                        h,
                         plotters::style::text_anchor::VPos::Top,
                     )),
             ))
@@ -543,7 +549,12 @@ fn draw<DB: DrawingBackend>(
     } else {
         text("no frequency figures", l.x0(0), ly, 12)?;
     }
-    bar(2, &heat, "1/s".into(), format!("10^{irq_top:.0}/s"))?;
+    bar(
+        2,
+        &heat,
+        "1/s".into(),
+        format!("{:.0}/s", 10f64.powf(irq_top)),
+    )?;
     // residency legend
     let layers = d.states.len() + 1;
     let mut x = l.x0(1);
