@@ -16,9 +16,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui::widgets::Widget;
 
+use noisetop::pipeline::{Driver, replay};
 use noisetop::synth::{self, Flavor, Spec};
 use noisetop::tui::State;
-use noisetop::tui::feed;
 use noisetop::tui::state::{Origin, View};
 use noisetop::tui::theme::Theme;
 
@@ -37,7 +37,7 @@ fn state(cpus: u32) -> State {
         interval_ms: 1000,
     };
     synth::write_capture(dir.path(), &spec).expect("synthetic capture");
-    let (instants, engine) = noisetop::cmd::batch::open_replay(dir.path()).expect("replay");
+    let (instants, engine) = noisetop::pipeline::replay::open_engine(dir.path()).expect("replay");
     let mut s = State::new(
         engine.sampler.machine.clone(),
         Origin::Replay("capture".into()),
@@ -46,7 +46,13 @@ fn state(cpus: u32) -> State {
     )
     .with_watched(vec![2, 3, 4, 5]);
     let (tx, rx) = std::sync::mpsc::sync_channel(16);
-    feed::replay_into(&instants, engine, None, &tx);
+    replay::replay_into(
+        &instants,
+        Driver::new(engine).watching(&[2, 3, 4, 5]),
+        None,
+        &mut [],
+        &tx,
+    );
     drop(tx);
     for m in rx {
         s.apply(m);

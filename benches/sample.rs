@@ -30,10 +30,10 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use noisetop::cmd::batch::{advance, open_replay};
 use noisetop::collect::interrupts::parse_interrupts;
 use noisetop::engine::Engine;
 use noisetop::interval::delta_of;
+use noisetop::pipeline::replay::{advance_engine as advance, open_engine as open_replay};
 use noisetop::snapshot::Snapshot;
 use noisetop::source::capture::Captured;
 use noisetop::source::fs::{Fs, Roots};

@@ -1,4 +1,7 @@
-//! Command-line definitions.
+//! Command-line definitions: each option belongs to the commands it
+//! affects, grouped by what it is about (where to read, how often, which
+//! CPUs are watched, what to show). The man page and the shell completions
+//! are generated from these same definitions.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,63 +10,170 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::collect::cpulist;
 
+const LONG_ABOUT: &str = "\
+Live per-CPU frequency, C-state and noise monitor for Linux.
+
+Per CPU: effective frequency from APERF/MPERF, C-state residency with exit
+latencies, interrupts by source, softirqs, context switches, migrations,
+steal, SMIs, temperature, throttling and RAPL power. Every CPU gets a
+verdict each interval (quiet, noisy because ..., unknown because ...), and
+each finding names the noise, its evidence and the usual fix as a command
+to copy. noisetop never changes a setting.";
+
+const AFTER_LONG_HELP: &str = "\
+Columns (batch table; the dashboard shows the same figures):
+  Avg_MHz   ΔAPERF/dt: the average clock over the interval, idle included
+  Busy%     100·ΔMPERF/ΔTSC (without APERF/MPERF: /proc/stat busy time)
+  Bzy_MHz   base·ΔAPERF/ΔMPERF: the clock while not idle
+  TSC_MHz   ΔTSC/dt
+  C-states  per idle state: % of the interval (cpuidle Δtime) and entries/s
+  IRQ/s     every /proc/interrupts row of the CPU; LOC/s the local timer,
+            RES/CAL/TLB IPIs, DEV/s numbered device interrupts
+  SOFTIRQ/s /proc/softirqs, every type
+  CSW/s MIG/s  perf software counters context-switches, cpu-migrations
+  Steal%    Δsteal over Δ(user … steal) of /proc/stat
+  PkgWatt   RAPL energy over dt
+
+Examples:
+  noisetop                              the live dashboard
+  noisetop --watch 2-3                  strict rules and tracing for CPUs 2-3
+  noisetop --batch -n 5 | less          five tables, findings as # lines
+  noisetop check --cpus 2-3             is the machine set up for a benchmark?
+  noisetop run --cpus 2 -- ./bench      run a command and report its noise
+  noisetop --batch --record a.csv       keep a log; then: noisetop report a.csv
+  noisetop compare a.csv b.csv          why is machine B slower than A?
+
+Exit status:
+  0 success; 1 an error (or `check` warnings); 2 a usage error (or `check`
+  failures); `run` exits with the command's status.
+
+Privileges:
+  Root, or CAP_PERFMON (perf counters, tracepoints with tracefs access) and
+  CAP_SYS_RAWIO (/dev/cpu/N/msr, after `modprobe msr`), give every metric:
+    sudo setcap cap_perfmon,cap_sys_rawio+ep $(command -v noisetop)
+  or lower `kernel.perf_event_paranoid` to 0 for per-CPU counters. Without
+  them noisetop runs and says what it cannot read.
+
+Environment:
+  NO_COLOR   any value: no colours on the dashboard";
+
 /// Live per-CPU frequency, C-state and noise monitor for Linux.
 #[derive(Debug, Parser)]
-#[command(name = "noisetop", version, about, long_about = None)]
+#[command(
+    name = "noisetop",
+    version,
+    about,
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_LONG_HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Cli {
     /// What to do; without one, the live dashboard (or `--batch`).
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Sampling options.
+    /// The live dashboard's (or `--batch`'s) options.
     #[command(flatten)]
-    pub opts: Opts,
+    pub live: LiveArgs,
 }
 
-/// Options shared by every mode.
-#[derive(Debug, Clone, Args)]
-pub struct Opts {
-    /// Print one table per interval to stdout instead of the dashboard.
-    #[arg(long, global = true)]
-    pub batch: bool,
-    /// Sampling interval: `1s`, `500ms`, `2` (seconds).
-    #[arg(short, long, global = true, default_value = "1s", value_parser = parse_interval)]
-    pub interval: Duration,
-    /// Stop after this many intervals.
-    #[arg(short = 'n', long, global = true)]
-    pub count: Option<u64>,
-    /// Only show these CPUs (`0-3,8`).
-    #[arg(long, global = true, value_parser = parse_cpus)]
-    pub cpus: Option<CpuList>,
-    /// Benchmark CPUs to watch (`2-5`): noise on them is flagged.
-    #[arg(long, global = true, value_parser = parse_cpus)]
-    pub watch: Option<CpuList>,
-    /// Run noisetop itself on this CPU (a housekeeping CPU).
-    #[arg(long, global = true)]
-    pub pin: Option<u32>,
-    /// Read kernel files from DIR/proc, DIR/sys and DIR/dev instead of /.
-    #[arg(long, global = true, value_name = "DIR")]
+/// Where kernel files and counters are read.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Source")]
+pub struct SourceArgs {
+    /// Read kernel files from DIR/proc, DIR/sys and DIR/dev instead of /
+    /// (a host's tree mounted in a container). A tree that is not this
+    /// machine's gets no live perf or MSR counts.
+    #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Read procfs from DIR (default /proc, or ROOT/proc).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub procfs: Option<PathBuf>,
     /// Read sysfs from DIR (default /sys, or ROOT/sys).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub sysfs: Option<PathBuf>,
     /// Do not use perf counters.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_perf: bool,
     /// Do not read /dev/cpu/N/msr.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_msr: bool,
-    /// Also write every raw input to DIR as a capture (with --batch).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub capture: Option<PathBuf>,
+}
+
+/// How often and how much is read.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Sampling")]
+pub struct SampleArgs {
+    /// Sampling interval: `1s`, `500ms`, `2` (seconds).
+    #[arg(short, long, default_value = "1s", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Stop after this many intervals.
+    #[arg(short = 'n', long)]
+    pub count: Option<u64>,
     /// Most per-CPU counter files (cpuidle, thermal throttle) one sample
     /// reads; a machine with more reads them in rounds, and each CPU's
     /// C-state and throttle figures then cover several intervals
     /// [default: 448, or the number of CPUs when more]
-    #[arg(long, global = true, value_name = "FILES", value_parser = clap::value_parser!(usize))]
+    #[arg(long, value_name = "FILES", value_parser = clap::value_parser!(usize))]
     pub budget: Option<usize>,
+}
+
+/// Which CPUs are watched and judged strictly.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Noise")]
+pub struct WatchArgs {
+    /// Benchmark CPUs (`2-5`): held to the strict rules, traced where
+    /// allowed, read every sample; noisetop keeps off them.
+    #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
+    pub watch: Option<CpuList>,
+    /// Run noisetop itself on this CPU (a housekeeping CPU).
+    #[arg(long, value_name = "CPU")]
+    pub pin: Option<u32>,
+    /// Noise thresholds from this TOML file (see assets/noisetop.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Do not trace the watched CPUs (tracepoints name who ran there).
+    #[arg(long)]
+    pub no_trace: bool,
+}
+
+/// A CSV log of every interval.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Recording")]
+pub struct RecordArgs {
+    /// Write every interval to FILE.csv (and the machine facts to
+    /// FILE.csv.json), flushed as it happens.
+    #[arg(long, value_name = "FILE.csv")]
+    pub record: Option<PathBuf>,
+    /// Overwrite an existing recording.
+    #[arg(long, requires = "record", conflicts_with = "append")]
+    pub force: bool,
+    /// Append to an existing recording of the same schema.
+    #[arg(long, requires = "record")]
+    pub append: bool,
+}
+
+/// The dashboard and `--batch`.
+#[derive(Debug, Clone, Args)]
+pub struct LiveArgs {
+    /// Print one table per interval to stdout (findings as `#` lines)
+    /// instead of the dashboard.
+    #[arg(long)]
+    pub batch: bool,
+    /// Only show these CPUs (`0-3,8`).
+    #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
+    pub cpus: Option<CpuList>,
+    /// With --batch: also write every raw input to DIR as a capture.
+    #[arg(long, value_name = "DIR", requires = "batch")]
+    pub capture: Option<PathBuf>,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 /// Subcommands.
@@ -74,24 +184,100 @@ pub enum Command {
         /// Print JSON (the only format so far).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        source: SourceArgs,
     },
-    /// Write N instants of every raw input to DIR, for bug reports.
+    /// Write N+1 instants of every raw input to DIR, for bug reports.
     Capture {
         /// Folder to write (created; must be empty or absent).
         dir: PathBuf,
+        #[command(flatten)]
+        sample: SampleArgs,
+        /// CPUs read every sample whatever the round (as `--watch`).
+        #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
+        watch: Option<CpuList>,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Run the pipeline on a capture made by `noisetop capture`.
     Replay {
         /// The capture folder.
         dir: PathBuf,
+        /// Print the tables instead of the dashboard.
+        #[arg(long)]
+        batch: bool,
+        /// Stop after this many intervals.
+        #[arg(short = 'n', long)]
+        count: Option<u64>,
+        /// Only show these CPUs.
+        #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
+        cpus: Option<CpuList>,
+        /// Benchmark CPUs (default: those the capture was taken with).
+        #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
+        watch: Option<CpuList>,
+        /// Noise thresholds from this TOML file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        record: RecordArgs,
     },
+    /// Check the machine's settings for benchmarking: OK / WARN / FAIL / UNKNOWN.
+    Check(CheckCli),
+    /// Run a command, watch the CPUs it runs on, and report the noise it met.
+    Run(RunArgs),
+    /// Print a man page (roff) generated from these definitions.
+    Man,
+    /// Print shell completions.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `noisetop check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckCli {
+    #[command(flatten)]
+    pub args: crate::cmd::check::CheckArgs,
+    /// Thresholds from this TOML file (its `[check]` table).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+/// `noisetop run -- CMD`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Run CMD on these CPUs (taskset) and watch them; noisetop keeps off
+    /// them. Default: CMD's own affinity.
+    #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
+    pub cpus: Option<CpuList>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Sampling interval while CMD runs.
+    #[arg(short, long, default_value = "1s", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Noise thresholds from this TOML file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Do not trace the watched CPUs.
+    #[arg(long)]
+    pub no_trace: bool,
+    #[command(flatten)]
+    pub record: RecordArgs,
+    /// The command and its arguments.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// A parsed CPU list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<u32>);
 
-fn parse_cpus(s: &str) -> Result<CpuList, String> {
+/// Parses a CPU list argument; an empty list is an error.
+pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
     let cpus = cpulist::parse(s)?;
     if cpus.is_empty() {
         return Err("empty CPU list".into());
@@ -148,5 +334,24 @@ mod tests {
     fn cli_definition_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn options_of_one_command_are_refused_by_another() {
+        for argv in [
+            &["noisetop", "snapshot", "--batch"][..],
+            &["noisetop", "snapshot", "-n", "3"],
+            &["noisetop", "capture", "d", "--capture", "e"],
+            &["noisetop", "replay", "d", "--root", "/"],
+            &["noisetop", "--capture", "d"],
+            &["noisetop", "--force"],
+        ] {
+            let e = Cli::try_parse_from(argv).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{argv:?}: {e}");
+        }
+        assert!(Cli::try_parse_from(["noisetop", "--batch", "-n", "2", "--root", "/"]).is_ok());
+        assert!(
+            Cli::try_parse_from(["noisetop", "run", "--cpus", "1", "--", "sleep", "3"]).is_ok()
+        );
     }
 }

@@ -200,6 +200,6 @@ pub fn open_live(
     let mut fs = fs;
     let machine = crate::machine::Machine::read(&mut fs);
     let roots = fs.roots().clone();
-    let hw = crate::source::live::LiveHw::open(&machine, &roots, opts);
+    let hw = crate::source::live::LiveHw::open(&machine.hw_targets(), &roots, opts);
     Engine::new(Sampler::with_machine(fs, machine, hw))
 }

@@ -212,9 +212,12 @@ pub fn delta_with(
 ) -> Interval {
     let dt_ns = cur.time.mono_ns.saturating_sub(prev.time.mono_ns);
     let dt_s = dt_ns as f64 / 1e9;
+    // a gap no sampling interval can have (a clock that jumped) gives no
+    // rates: averages over months would pass for measurements
+    let dt_s_rates = if dt_s > MAX_INTERVAL_S { 0.0 } else { dt_s };
     let order = &cur.online;
     let table = |a: &Reading<IrqTable>, b: &Reading<IrqTable>| match (a, b) {
-        (Ok(a), Ok(b)) => irq_rates::rates(a, b, order, dt_s),
+        (Ok(a), Ok(b)) => irq_rates::rates(a, b, order, dt_s_rates),
         _ => irq_rates::TableRates {
             sources: Vec::new(),
             per_cpu: vec![ClassRates::default(); order.len()],
@@ -240,8 +243,8 @@ pub fn delta_with(
             new: !was_online(&cpu),
             ..CpuRates::default()
         };
-        if !r.new && dt_s > 0.0 {
-            fill_cpu(&mut r, m, freq, prev, cur, dt_s, files);
+        if !r.new && dt_s_rates > 0.0 {
+            fill_cpu(&mut r, m, freq, prev, cur, dt_s_rates, files);
             let c = irq.per_cpu[k];
             (r.irq_per_s, r.loc_per_s, r.res_per_s, r.cal_per_s) = (c.all, c.loc, c.res, c.cal);
             (r.tlb_per_s, r.ipi_per_s, r.dev_per_s, r.nmi_per_s) = (c.tlb, c.ipi, c.dev, c.nmi);
@@ -256,7 +259,7 @@ pub fn delta_with(
         .filter(|c| now.binary_search(c).is_err())
         .collect();
     let (irqs, softirqs) = (irq.sources, soft.sources);
-    let pkgs = pkg_rates(m, prev, cur, dt_s);
+    let pkgs = pkg_rates(m, prev, cur, dt_s_rates);
     Interval {
         from: prev.time,
         to: cur.time,
@@ -287,15 +290,23 @@ fn fill_cpu(
         },
         _ => None,
     };
-    fill_freq(r, m, freq, prev, cur, dt_s);
+    let perf_s = perf_dt(prev, cur, cpu, dt_s);
+    fill_freq(r, m, freq, prev, cur, dt_s, perf_s);
     if r.tsc_mhz.is_none() {
-        // perf msr tsc works even where APERF/MPERF do not (VMs)
+        // perf msr tsc works even where APERF/MPERF do not (VMs); with
+        // the MSR device rung the TSC came from a register read, whose
+        // time is the clock stamp's
+        let tsc_s = if freq == Some(FreqSource::DevMsr) {
+            dt_s
+        } else {
+            perf_s
+        };
         r.tsc_mhz = match (
             prev.hw.get(&cpu).and_then(|h| h.tsc),
             cur.hw.get(&cpu).and_then(|h| h.tsc),
         ) {
             (Some(a), Some(b)) => delta(a, b, Width::Bits64)
-                .and_then(|d| per_second(d, dt_s))
+                .and_then(|d| per_second(d, tsc_s))
                 .map(|hz| hz / 1e6),
             _ => None,
         };
@@ -304,8 +315,8 @@ fn fill_cpu(
         fill_idle(r, m, prev, cur, dt_s);
         r.throttle = throttle_delta(prev, cur, cpu, |t| t.core);
     }
-    r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), dt_s);
-    r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), dt_s);
+    r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), perf_s);
+    r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), perf_s);
     let (ph, ch) = (prev.hw.get(&cpu), cur.hw.get(&cpu));
     r.smi = match (ph.and_then(|h| h.smi), ch.and_then(|h| h.smi)) {
         (Some(a), Some(b)) => delta(a, b, Width::Bits(32)),
@@ -371,10 +382,16 @@ fn fill_freq(
     prev: &Snapshot,
     cur: &Snapshot,
     dt_s: f64,
+    perf_s: f64,
 ) {
     let cpu = r.cpu;
     match freq {
-        Some(FreqSource::PerfMsr | FreqSource::DevMsr) => {
+        Some(src @ (FreqSource::PerfMsr | FreqSource::DevMsr)) => {
+            let dt_s = if src == FreqSource::PerfMsr {
+                perf_s
+            } else {
+                dt_s
+            };
             let (Some(a), Some(b)) = (prev.hw.get(&cpu), cur.hw.get(&cpu)) else {
                 return;
             };
@@ -422,6 +439,79 @@ fn fill_freq(
             };
         }
         None => r.busy_pct = r.time.and_then(|t| t.busy()),
+    }
+}
+
+/// Longest gap between two snapshots that rates are computed over: twice
+/// the longest sampling interval (`--interval` takes at most 1 h). A
+/// longer one is a clock that jumped (a replayed capture edited or pieced
+/// together, a suspended machine), not a measurement.
+pub const MAX_INTERVAL_S: f64 = 2.0 * 3600.0;
+
+/// Says why an interval has no rates when its clock stamps do not make
+/// one: the same time twice, a clock that went back, or a jump forward no
+/// sampling interval can have. `None` for an ordinary interval.
+pub fn clock_note(from: Stamp, to: Stamp) -> Option<String> {
+    let secs = |ns: u64| ns as f64 / 1e9;
+    if to.mono_ns == from.mono_ns {
+        return Some(format!(
+            "same clock ({:.3} s) as the instant before: no rates",
+            secs(to.mono_ns)
+        ));
+    }
+    if to.mono_ns < from.mono_ns {
+        return Some(format!(
+            "clock went back {:.3} s from the instant before: no rates",
+            secs(from.mono_ns - to.mono_ns)
+        ));
+    }
+    let dt = secs(to.mono_ns - from.mono_ns);
+    (dt > MAX_INTERVAL_S).then(|| {
+        format!(
+            "clock jumped forward {} from the instant before: no rates",
+            human_span(dt)
+        )
+    })
+}
+
+/// A long span in the largest unit that fits: `3.2 years`, `12.0 days`.
+fn human_span(s: f64) -> String {
+    const DAY: f64 = 86_400.0;
+    const YEAR: f64 = 365.25 * DAY;
+    if s >= YEAR {
+        format!("{:.1} years", s / YEAR)
+    } else if s >= DAY {
+        format!("{:.1} days", s / DAY)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// Seconds perf counted on `cpu` between two snapshots, which rates of
+/// perf counts divide by: `Δtime_running`, equal to `Δtime_enabled` unless
+/// the kernel multiplexed the counters (then the counts cover only the
+/// running time). The clock stamp is taken next to the reads, not at them,
+/// so the time between stamp and read changes from sample to sample and
+/// skewed `TSC_MHz` to 2599–2601 on a TSC whose `ΔTSC/Δtime_enabled` is
+/// 2600.00; perf's times are taken by the kernel in the same read as the
+/// counts, so `ΔTSC/Δtime_enabled` is exact. Without perf times (an older
+/// capture, the MSR device rung) it is the clock's `dt_s`; with no rates
+/// over this interval (`dt_s` is 0) it is 0 too.
+fn perf_dt(prev: &Snapshot, cur: &Snapshot, cpu: u32, dt_s: f64) -> f64 {
+    if dt_s <= 0.0 {
+        return 0.0;
+    }
+    let times = |s: &Snapshot| s.hw.get(&cpu).and_then(|h| h.perf_time);
+    let (Some((e0, r0)), Some((e1, r1))) = (times(prev), times(cur)) else {
+        return dt_s;
+    };
+    match (delta(e0, e1, Width::Bits64), delta(r0, r1, Width::Bits64)) {
+        (Some(de), Some(dr)) if de > 0 && dr > 0 && dr <= de => dr as f64 / 1e9,
+        // multiplexed out for the whole interval: the counts say nothing
+        (Some(de), Some(0)) if de > 0 => 0.0,
+        // counters never ran, or times that went back: the counts
+        // themselves are suspect, and the clock is all there is
+        _ => dt_s,
     }
 }
 

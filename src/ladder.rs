@@ -95,63 +95,7 @@ pub struct Status {
     pub note: Option<String>,
 }
 
-/// What the perf and MSR probes found when the sampler started; stored in
-/// captures so a replay walks the same ladder.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Probe {
-    /// (cpu, event) pairs that opened.
-    pub perf_opened: Vec<(u32, String)>,
-    /// Events that did not open, with the reason.
-    pub perf_failed: Vec<(String, String)>,
-    /// Whether `/dev/cpu/N/msr` can be read, or why not.
-    pub msr: Result<(), String>,
-    /// Registers that read without error on the first CPU.
-    pub msr_regs: Vec<u32>,
-}
-
-impl Default for Probe {
-    fn default() -> Self {
-        Probe {
-            perf_opened: Vec::new(),
-            perf_failed: Vec::new(),
-            msr: Err("MSRs not probed".into()),
-            msr_regs: Vec::new(),
-        }
-    }
-}
-
-impl Probe {
-    /// Tells whether `event` opened on every CPU in `cpus`.
-    pub fn perf_has(&self, event: PerfEvent, cpus: &[u32]) -> bool {
-        let name = event.key();
-        !cpus.is_empty()
-            && cpus.iter().all(|c| {
-                self.perf_opened
-                    .iter()
-                    .any(|(pc, pe)| pc == c && *pe == name)
-            })
-    }
-
-    /// Tells whether `event` opened on any CPU.
-    pub fn perf_any(&self, event: PerfEvent) -> bool {
-        let name = event.key();
-        self.perf_opened.iter().any(|(_, pe)| *pe == name)
-    }
-
-    /// Returns the reason `event` did not open.
-    pub fn perf_reason(&self, event: PerfEvent) -> Option<&str> {
-        let name = event.key();
-        self.perf_failed
-            .iter()
-            .find(|(e, _)| *e == name || e == "*")
-            .map(|(_, r)| r.as_str())
-    }
-
-    /// Tells whether a register read on the first CPU at start.
-    pub fn msr_has(&self, reg: u32) -> bool {
-        self.msr.is_ok() && self.msr_regs.contains(&reg)
-    }
-}
+pub use crate::source::hw::Probe;
 
 /// Chooses the frequency source: perf msr PMU, then the msr device, then
 /// cpufreq, then cpuinfo.

@@ -2,19 +2,21 @@
 //!
 //! Data flows one way: `source` → `snapshot` → `interval` → sinks.
 
+pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod collect;
 pub mod counter;
 pub mod cpu_map;
 pub mod engine;
-pub mod findings;
 pub mod interval;
 pub mod irq_rates;
 pub mod ladder;
 pub mod machine;
 pub mod name;
+pub mod noise;
 pub mod output;
+pub mod pipeline;
 pub mod record;
 pub mod sampler;
 pub mod snapshot;

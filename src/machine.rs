@@ -32,6 +32,14 @@ pub struct Machine {
     pub vendor: Vendor,
     /// Topology of each online CPU.
     pub topology: Vec<CpuTopology>,
+    /// Where package and core ids came from when sysfs has no topology
+    /// files (`/proc/cpuinfo`), or why they are unknown; `None` when sysfs
+    /// gave them.
+    pub topology_note: Option<String>,
+    /// Whether SMT (hyper-threading) is on; `None` when nothing says.
+    pub smt: Option<bool>,
+    /// How `smt` is known, or why it is not (for the header and `u` panel).
+    pub smt_note: String,
     /// cpufreq setup per online CPU that has one.
     pub cpufreq: Vec<CpuFreqInfo>,
     /// Why cpufreq is missing, when it is.
@@ -72,6 +80,7 @@ impl Machine {
         };
         let mut topology = topology::read_topology(fs, &online);
         topology.sort_by_key(|t| t.cpu);
+        let topology_note = topology_from_cpuinfo(&mut topology, &cpuinfo);
         let mut cpufreq = Vec::new();
         let mut cpufreq_missing = None;
         for &cpu in &online {
@@ -112,6 +121,7 @@ impl Machine {
             idle_missing = None;
         }
         let kernel = facts::read_kernel_facts(fs);
+        let (smt, smt_note) = smt_of(kernel.smt_active, &topology, &cpuinfo);
         let has_throttle = online.first().is_some_and(|c| {
             fs.exists(
                 Base::Sys,
@@ -135,6 +145,9 @@ impl Machine {
             cpuinfo,
             vendor,
             topology,
+            topology_note,
+            smt,
+            smt_note,
             cpufreq,
             cpufreq_missing,
             boost,
@@ -209,6 +222,88 @@ fn guess_online(fs: &mut Fs, cpuinfo: &CpuInfo) -> (Vec<u32>, Option<String>) {
     (Vec::new(), Some("no online CPU list could be read".into()))
 }
 
+/// Fills package, core and sibling lists from `/proc/cpuinfo` (`physical
+/// id`, `core id`) for CPUs whose sysfs topology is absent: old kernels and
+/// dumps that kept only /proc. Siblings are the CPUs with the same package
+/// and core id. Returns what was done, or why ids stay unknown.
+fn topology_from_cpuinfo(topology: &mut [CpuTopology], info: &CpuInfo) -> Option<String> {
+    let bare = |t: &CpuTopology| t.package.is_none() && t.core.is_none() && t.siblings.is_empty();
+    let missing = topology.iter().filter(|t| bare(t)).count();
+    if missing == 0 {
+        return None;
+    }
+    let mut filled = 0;
+    let mut cores: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
+    for t in topology.iter_mut().filter(|t| bare(t)) {
+        let Some(place) = info
+            .places
+            .get(&t.cpu)
+            .filter(|p| p.physical_id.is_some() || p.core_id.is_some())
+        else {
+            continue;
+        };
+        t.package = place.physical_id;
+        t.core = place.core_id;
+        if let (Some(p), Some(c)) = (place.physical_id, place.core_id) {
+            cores.entry((p, c)).or_default().push(t.cpu);
+        }
+        filled += 1;
+    }
+    // topology is sorted by CPU, so each sibling list is too
+    for t in topology.iter_mut() {
+        if let (Some(p), Some(c)) = (t.package, t.core)
+            && t.siblings.is_empty()
+            && let Some(list) = cores.get(&(p, c))
+        {
+            t.siblings.clone_from(list);
+        }
+    }
+    Some(if filled == 0 {
+        format!("no sysfs topology for {missing} CPUs and no physical/core id in /proc/cpuinfo")
+    } else if filled < missing {
+        format!(
+            "package and core of {filled} of {missing} CPUs from /proc/cpuinfo (no sysfs topology)"
+        )
+    } else {
+        "package and core from /proc/cpuinfo (no sysfs topology)".into()
+    })
+}
+
+/// Whether SMT is on, and how that is known: the kernel's `smt/active`,
+/// else the sibling lists, else x86 cpuinfo's `siblings` (threads per
+/// package) against `cpu cores`. With none of them it is unknown: a CPU
+/// list without sibling lists says nothing about SMT.
+fn smt_of(
+    active: Option<bool>,
+    topology: &[CpuTopology],
+    info: &CpuInfo,
+) -> (Option<bool>, String) {
+    if let Some(on) = active {
+        return (Some(on), "sysfs smt/active".into());
+    }
+    if topology.iter().any(|t| !t.siblings.is_empty()) {
+        let on = topology.iter().any(|t| t.siblings.len() > 1);
+        return (Some(on), "sibling lists".into());
+    }
+    let counts = info
+        .places
+        .values()
+        .find_map(|p| Some((p.siblings?, p.cpu_cores?)));
+    if let Some((threads, cores)) = counts
+        && cores > 0
+        && threads >= cores
+    {
+        return (
+            Some(threads > cores),
+            format!("/proc/cpuinfo: {threads} siblings, {cores} cores per package"),
+        );
+    }
+    (
+        None,
+        "unknown: no smt/active, no sibling lists, no siblings/cpu cores in /proc/cpuinfo".into(),
+    )
+}
+
 fn vendor_of(info: &CpuInfo) -> Vendor {
     match info.vendor.as_deref() {
         Some("GenuineIntel") => Vendor::Intel,
@@ -242,4 +337,51 @@ pub fn x86_tables(m: &Machine) -> (x86::CstateRegs, Option<x86::RaplRegs>) {
         x86::cstate_regs(m.vendor, family, model),
         x86::rapl_regs(m.vendor, family, model),
     )
+}
+
+/// The registers the live side tries on the first CPU: the counters and
+/// sensors of the vendor, and the C-state and RAPL tables of the model.
+fn msr_candidates(m: &Machine) -> Vec<u32> {
+    let (cst, rapl) = x86_tables(m);
+    let mut cand = vec![
+        x86::MSR_TSC,
+        x86::MSR_APERF,
+        x86::MSR_MPERF,
+        x86::MSR_SMI_COUNT,
+        x86::MSR_THERM_STATUS,
+        x86::MSR_TEMPERATURE_TARGET,
+        x86::MSR_PACKAGE_THERM_STATUS,
+    ];
+    if m.vendor != x86::Vendor::Intel {
+        // SMI count, thermal status and TjMax are Intel registers
+        cand.retain(|r| {
+            ![
+                x86::MSR_SMI_COUNT,
+                x86::MSR_THERM_STATUS,
+                x86::MSR_TEMPERATURE_TARGET,
+                x86::MSR_PACKAGE_THERM_STATUS,
+            ]
+            .contains(r)
+        });
+    }
+    cand.extend(cst.core.iter().map(|(_, r)| *r));
+    cand.extend(cst.pkg.iter().map(|(_, r)| *r));
+    if let Some(r) = rapl {
+        cand.push(r.unit);
+        cand.extend(r.domains.iter().map(|(_, r)| *r));
+    }
+    cand
+}
+
+impl Machine {
+    /// What the live hardware opens on this machine: perf groups on the
+    /// online CPUs and package leaders, the MSRs worth probing.
+    pub fn hw_targets(&self) -> crate::source::hw::HwTargets {
+        crate::source::hw::HwTargets {
+            online: self.online.clone(),
+            leaders: self.package_leaders(),
+            vendor: self.vendor,
+            msr_candidates: msr_candidates(self),
+        }
+    }
 }

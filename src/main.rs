@@ -1,9 +1,13 @@
 fn main() -> std::process::ExitCode {
     match noisetop::cmd::run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("noisetop: {e:#}");
-            std::process::ExitCode::FAILURE
+            if e.downcast_ref::<noisetop::cmd::UsageError>().is_some() {
+                std::process::ExitCode::from(2)
+            } else {
+                std::process::ExitCode::FAILURE
+            }
         }
     }
 }

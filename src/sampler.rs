@@ -9,25 +9,13 @@ use crate::collect::interrupts::IrqTable;
 use crate::collect::{cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
 use crate::counter::Width;
 use crate::cpu_map::CpuMap;
-use crate::ladder::{self, FreqSource, Probe};
+use crate::ladder::{self, FreqSource};
 use crate::machine::{self, Machine};
-use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot, Stamp};
+use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot};
 use crate::source::fs::{Base, FileId, Fs};
-use crate::source::perf::{PerfCounts, PerfEvent};
+use crate::source::perf::PerfEvent;
 
-/// What gives the sampler its clock, perf counts and MSRs.
-pub trait Hardware {
-    /// Reads the clocks.
-    fn now(&mut self) -> Stamp;
-    /// Reads every perf group once; the counts stand until the next call.
-    fn perf(&mut self) -> &[PerfCounts];
-    /// Reads one MSR; `None` when this hardware has no MSR access at all.
-    fn msr_read(&mut self, cpu: u32, reg: u32) -> Option<std::io::Result<u64>>;
-    /// Returns what the probes found at start.
-    fn probe(&self) -> &Probe;
-    /// Returns joules per count of a perf energy event.
-    fn energy_scale(&self, event: PerfEvent) -> Option<f64>;
-}
+pub use crate::source::hw::Hardware;
 
 /// Reads snapshots through `Fs` and a `Hardware`.
 pub struct Sampler<H: Hardware> {
@@ -477,6 +465,7 @@ impl<H: Hardware> Sampler<H> {
         let scales = &self.energy_scales;
         for pc in self.hw.perf() {
             let hw = snap.hw.get_or_default(pc.cpu);
+            hw.perf_time = Some((pc.time_enabled_ns, pc.time_running_ns));
             let pkg_id = self
                 .machine
                 .topo(pc.cpu)

@@ -12,14 +12,7 @@ use crate::collect::stat::Stat;
 use crate::counter::Width;
 use crate::cpu_map::CpuMap;
 
-/// When a snapshot was taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-pub struct Stamp {
-    /// `CLOCK_MONOTONIC` in nanoseconds: the base of every rate.
-    pub mono_ns: u64,
-    /// Wall-clock time in nanoseconds since the Unix epoch, for display.
-    pub wall_ns: u64,
-}
+pub use crate::source::hw::Stamp;
 
 /// Where a metric's values came from: a rung of the source ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -76,6 +69,9 @@ pub struct CpuHw {
     pub temp_c: Option<f64>,
     /// Energy counters of this core (AMD per-core RAPL).
     pub energy: Vec<Energy>,
+    /// perf's `time_enabled` and `time_running` of this CPU's counters, ns:
+    /// the clock its counts are divided by (`None` off the perf rung).
+    pub perf_time: Option<(u64, u64)>,
 }
 
 /// Package-scope hardware counters.

@@ -126,3 +126,27 @@ pub fn interrupt_thread(thread: libc::pthread_t) {
         libc::pthread_kill(thread, libc::SIGWINCH);
     }
 }
+
+/// Sends `sig` to process `pid`; an error when it is gone.
+pub fn kill(pid: u32, sig: i32) -> std::io::Result<()> {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return Err(std::io::Error::other("no such process"));
+    };
+    // SAFETY: kill takes plain integers and touches no memory of ours.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Context switches (voluntary, involuntary) of the children waited for.
+pub fn children_switches() -> Option<(u64, u64)> {
+    // SAFETY: ru is plain data the kernel fills in.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut ru) != 0 {
+            return None;
+        }
+        Some((ru.ru_nvcsw as u64, ru.ru_nivcsw as u64))
+    }
+}

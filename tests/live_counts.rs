@@ -128,8 +128,14 @@ fn context_switches_match_the_kernel_counts() {
         .collect();
     let total: u64 = ours.iter().sum();
     let kernel = c1 - c0;
-    // both count prev != next switches; the kernel's window is a little wider
-    assert!(total <= kernel + 5, "ours {total} > kernel {kernel}");
+    // both count prev != next switches; the kernel's window is a little
+    // wider. The rate divides by perf's own enabled time and `dt_s` is the
+    // clock stamps' distance, which on a loaded machine differs by up to a
+    // few ms from it: rate × dt_s can exceed the count by that share.
+    assert!(
+        total <= kernel + kernel / 50 + 5,
+        "ours {total} > kernel {kernel}"
+    );
     assert!(
         kernel - total.min(kernel) <= kernel / 20 + 20,
         "ours {total} vs kernel {kernel}"

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::recordings::{self, Profile};
-use noisetop::cmd::batch::{advance, open_replay};
-use noisetop::findings;
 use noisetop::interval::Interval;
+use noisetop::pipeline::{Step, replay};
 use noisetop::record::columns::{self, Kind, Schema};
 use noisetop::record::compare::Comparison;
 use noisetop::record::report::{Format, Report};
+use noisetop::record::sink;
 use noisetop::record::{OpenMode, RecordError, RecordMeta, Recorder, Recording, RowTags};
 use noisetop::synth::{self, Flavor, Spec};
 
@@ -27,38 +27,9 @@ fn meta() -> RecordMeta {
     }
 }
 
-/// Tags as a sink would give them: the findings of the interval per CPU.
-fn tags_of(iv: &Interval, m: &noisetop::machine::Machine) -> Vec<RowTags> {
-    let f = findings::tags(iv, m, &[0, 1]);
-    let mut out: Vec<RowTags> = iv
-        .cpus
-        .iter()
-        .map(|r| {
-            let ids: Vec<String> = f
-                .iter()
-                .filter(|x| x.touches(r.cpu))
-                .map(|x| x.kind.tag().to_string())
-                .collect();
-            RowTags {
-                cpu: Some(r.cpu),
-                verdict: if ids.is_empty() { "quiet" } else { "noisy" }.into(),
-                findings: ids,
-            }
-        })
-        .collect();
-    out.push(RowTags {
-        cpu: None,
-        verdict: "machine".into(),
-        findings: f
-            .iter()
-            .filter(|x| x.cpus.is_empty())
-            .map(|x| x.kind.tag().to_string())
-            .collect(),
-    });
-    out
-}
-
-/// Replays a synthetic capture into a recording; returns what was written.
+/// Replays a synthetic capture through the pipeline driver into a
+/// recording, tagged as the `--record` sink tags it; returns what was
+/// written.
 fn record_replay(
     flavor: Flavor,
     cpus: u32,
@@ -71,18 +42,22 @@ fn record_replay(
         ..Spec::new(flavor, cpus)
     };
     synth::write_capture(cap.path(), &spec).unwrap();
-    let (instants, mut engine) = open_replay(cap.path()).unwrap();
-    let m = engine.sampler.machine.clone();
+    let replay::Replay {
+        instants,
+        mut driver,
+    } = replay::open(cap.path()).unwrap();
+    driver.set_watched(&[0, 1]);
+    let m = driver.engine.sampler.machine.clone();
     let mut rec = Recorder::create(csv, OpenMode::New, &m, &meta()).unwrap();
     let mut written = Vec::new();
     for (i, dir) in instants.iter().enumerate() {
         if i > 0 {
-            advance(&mut engine, dir).unwrap();
+            replay::advance(&mut driver, dir).unwrap();
         }
-        if let Some(iv) = engine.step() {
-            let tags = tags_of(&iv, &m);
-            rec.write(&iv, &tags).unwrap();
-            written.push((iv, tags));
+        if let Step::Sample(s) = driver.step() {
+            let tags = sink::tags(&s);
+            rec.write(&s.interval, &tags).unwrap();
+            written.push((s.interval, tags));
         }
     }
     assert_eq!(

@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use noisetop::cmd::batch::{advance, open_replay};
 use noisetop::interval::{CpuRates, IdleRate, Interval, PkgRates, TimeSplit};
 use noisetop::ladder::{FreqSource, Metric, Status};
+use noisetop::pipeline::replay::{advance_engine as advance, open_engine as open_replay};
 use noisetop::synth::{Flavor, Spec, write_capture};
 
 /// Replays every instant of a capture; returns the intervals and the

@@ -1,108 +1,269 @@
-//! `--batch`, `capture` and `replay`: the pipeline printed as text tables.
+//! `--batch`, `capture` and `replay --batch`: the pipeline printed as text
+//! tables, each followed by its verdicts and findings as `#` lines.
 
 use std::io::Write as _;
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::Opts;
+use crate::cli::{LiveArgs, RecordArgs, SampleArgs, SourceArgs};
+use crate::cmd::{AnyHw, Tree, out::emit};
 use crate::engine::Engine;
-use crate::interval::Interval;
 use crate::machine::Machine;
-use crate::output::batch;
-use crate::sampler::Sampler;
-use crate::source::capture::{self, Captured, Recorder};
-use crate::source::fs::{Fs, Roots};
-use crate::source::live::LiveHw;
+use crate::noise::NoiseConfig;
+use crate::output::{batch, judged};
+use crate::pipeline::control::Control;
+use crate::pipeline::live::{self, End, Hook, Live, Phase};
+use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, replay};
+use crate::sampler::{Hardware, Sampler};
+use crate::source::capture::{self, Recorder};
+use crate::source::fs::Fs;
 use crate::stop::Stop;
 
-/// Prints one interval: a header line with the time, then the table.
-fn print_interval(
-    out: &mut impl std::io::Write,
-    iv: &Interval,
-    opts: &Opts,
-) -> std::io::Result<()> {
+/// Prints one interval: a header line with the time, the table, then the
+/// verdicts and findings as `#` lines.
+fn interval_text(s: &Sample, cpus: Option<&[u32]>) -> String {
+    let iv = &s.interval;
     let secs = iv.to.wall_ns / 1_000_000_000;
-    writeln!(
-        out,
-        "# t={}.{:03} dt={:.3}s",
+    let mut text = format!(
+        "# t={}.{:03} dt={:.3}s\n",
         secs,
         (iv.to.wall_ns / 1_000_000) % 1000,
         iv.dt_s
-    )?;
-    let sel = opts.cpus.as_ref().map(|c| c.0.as_slice());
-    out.write_all(batch::table(iv, sel).as_bytes())
+    );
+    if let Some(note) = crate::interval::clock_note(iv.from, iv.to) {
+        text.push_str("# ");
+        text.push_str(&note);
+        text.push('\n');
+    }
+    text.push_str(&batch::table(iv, cpus));
+    text.push_str(&judged::lines(&s.judgement, cpus));
+    for n in &s.notes {
+        text.push_str("# ");
+        text.push_str(n);
+        text.push('\n');
+    }
+    text
 }
 
-/// Runs on the live machine; prints tables when `print`, captures with `--capture`.
-pub fn live(opts: &Opts, print: bool) -> Result<()> {
-    let roots = crate::cmd::roots(opts);
+/// The consumer that prints: the footer after the first table; remembers
+/// a write error for the caller.
+struct Printer {
+    cpus: Option<Vec<u32>>,
+    footer_done: bool,
+    failed: Option<anyhow::Error>,
+    /// Printed once before the first table.
+    preface: Option<String>,
+}
+
+impl Printer {
+    fn new(cpus: Option<Vec<u32>>, preface: Option<String>) -> Self {
+        Printer {
+            cpus,
+            footer_done: false,
+            failed: None,
+            preface,
+        }
+    }
+
+    fn take(&mut self, m: Msg) -> Flow {
+        let Msg::Sample(s) = m else {
+            return Flow::Continue;
+        };
+        let mut text = self.preface.take().unwrap_or_default();
+        text.push_str(&interval_text(&s, self.cpus.as_deref()));
+        if !self.footer_done {
+            text.push_str(&batch::footer(&s.statuses));
+            self.footer_done = true;
+        }
+        let stdout = std::io::stdout();
+        match emit(&mut stdout.lock(), &text) {
+            Ok(f) => f,
+            Err(e) => {
+                self.failed = Some(e);
+                Flow::Stop
+            }
+        }
+    }
+
+    fn finish(self) -> Result<()> {
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What `replay` takes besides the folder.
+#[derive(Debug, Clone)]
+pub struct ReplayOpts {
+    /// Stop after this many intervals.
+    pub count: Option<u64>,
+    /// Only show these CPUs.
+    pub cpus: Option<Vec<u32>>,
+    /// Watched CPUs instead of the capture's.
+    pub watch: Option<Vec<u32>>,
+    /// Thresholds.
+    pub config: NoiseConfig,
+    /// A CSV log of the replay.
+    pub record: RecordArgs,
+}
+
+/// The sinks besides the printer or the screen: the CSV recorder.
+pub fn sinks(
+    record: &RecordArgs,
+    machine: &Machine,
+    interval: std::time::Duration,
+    watched: &[u32],
+) -> Result<Vec<Box<dyn Sink>>> {
+    let rec = crate::record::sink::open(record, machine, interval, watched)?;
+    Ok(rec
+        .map(|r| Box::new(r) as Box<dyn Sink>)
+        .into_iter()
+        .collect())
+}
+
+/// `noisetop --batch`: tables on the live machine (or `--root`), captured
+/// too with `--capture`.
+pub fn live(a: &LiveArgs) -> Result<()> {
+    sample_live(
+        &a.source,
+        &a.sample,
+        a.watch.watch.as_ref().map(|w| w.0.clone()),
+        a.watch.pin.is_some(),
+        a.capture.as_deref(),
+        Some(a),
+    )
+}
+
+/// `noisetop capture DIR`: every raw input of N+1 instants, nothing printed.
+pub fn capture(
+    dir: &Path,
+    sample: &SampleArgs,
+    watch: Option<Vec<u32>>,
+    source: &SourceArgs,
+) -> Result<()> {
+    sample_live(source, sample, watch, false, Some(dir), None)?;
+    eprintln!("capture written to {}", dir.display());
+    Ok(())
+}
+
+fn sample_live(
+    source: &SourceArgs,
+    sample: &SampleArgs,
+    watch: Option<Vec<u32>>,
+    pinned: bool,
+    capture_dir: Option<&Path>,
+    print: Option<&LiveArgs>,
+) -> Result<()> {
+    let watched = watch.unwrap_or_default();
+    // like the dashboard: the work of sampling stays off the benchmark
+    crate::cmd::keep_off(&watched, pinned)?;
+    let roots = crate::cmd::roots(source);
     let mut fs = Fs::new(roots.clone());
-    if let Some(dir) = &opts.capture {
+    if let Some(dir) = capture_dir {
         prepare_capture_dir(dir)?;
         fs.set_tee(Some(capture::instant_dir(dir, 0)));
     }
     let machine = Machine::read(&mut fs);
-    let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
+    crate::cmd::check_cpus("--watch", &watched, &machine)?;
+    if let Some(c) = print.and_then(|a| a.cpus.as_ref()) {
+        crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
+    }
+    let tree = crate::cmd::tree_kind(source, &roots);
+    let hw = crate::cmd::open_hw(source, &roots, &machine)?;
+    let config = crate::cmd::load_config(print.and_then(|a| a.watch.config.as_deref()))?;
+    let sinks = match print {
+        Some(a) => sinks(&a.record, &machine, sample.interval, &watched)?,
+        None => Vec::new(),
+    };
+    let preface = match &tree {
+        Tree::Foreign(why) => Some(format!("# foreign tree: {why}\n")),
+        _ => None,
+    };
+    let printer = print.map(|a| Printer::new(a.cpus.as_ref().map(|c| c.0.clone()), preface));
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
-    let count = opts.count.unwrap_or(u64::MAX);
-    let mut engine = Engine::new(Sampler::with_machine(fs, machine, Recorder::new(hw)));
-    if let Some(files) = opts.budget {
+    let live = Live {
+        control: std::sync::Arc::new(Control::new(sample.interval)),
+        stop,
+        count: Some(sample.count.unwrap_or(u64::MAX)),
+    };
+    let r = if let Some(dir) = capture_dir {
+        let hw = Recorder::new(hw);
+        let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
+        let dir = dir.to_path_buf();
+        let always = watched.clone();
+        let mut hook = move |p: Phase, d: &mut Driver<Recorder<AnyHw>>| -> Result<()> {
+            capture_step(p, d, &dir, &always)
+        };
+        go(&mut driver, &live, sinks, Some(&mut hook), printer)
+    } else {
+        let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
+        go(&mut driver, &live, sinks, None, printer)
+    };
+    if let Some(a) = print {
+        crate::record::sink::print_summary(&a.record, true);
+    }
+    r
+}
+
+fn driver<H: Hardware>(
+    fs: Fs,
+    machine: Machine,
+    hw: H,
+    budget: Option<usize>,
+    watched: &[u32],
+    config: NoiseConfig,
+) -> Driver<H> {
+    let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
+    if let Some(files) = budget {
         engine.sampler.set_budget(files);
     }
-    if let Some(w) = &opts.watch {
-        engine.sampler.set_always(&w.0);
+    Driver::new(engine).with_config(config).watching(watched)
+}
+
+fn go<H: Hardware>(
+    driver: &mut Driver<H>,
+    live: &Live,
+    mut sinks: Vec<Box<dyn Sink>>,
+    hook: Option<Hook<'_, H>>,
+    printer: Option<Printer>,
+) -> Result<()> {
+    let mut printer = printer;
+    let mut out = |m: Msg| match &mut printer {
+        Some(p) => p.take(m),
+        None => Flow::Continue,
+    };
+    let end = live::run(driver, live, &mut sinks, hook, &mut out);
+    if let Some(p) = printer {
+        p.finish()?;
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let start = Instant::now();
-    let mut footer_done = false;
-    for i in 0..=count {
-        if i > 0 {
-            let deadline = start + opts.interval.mul_f64(i as f64);
-            if stop.sleep_until(deadline) {
-                break;
-            }
-        }
-        if let Some(dir) = &opts.capture {
-            engine
-                .sampler
-                .fs
-                .set_tee(Some(capture::instant_dir(dir, i as usize)));
-        }
-        let iv = engine.step();
-        if let Some(dir) = &opts.capture {
-            engine
-                .sampler
-                .hw
-                .flush(&capture::instant_dir(dir, i as usize))
+    match end {
+        End::Failed(e) => bail!(e),
+        _ => Ok(()),
+    }
+}
+
+/// Before instant `i`: tee every kernel file read into its folder; after
+/// it: write the hardware tables (and, at 0, the budget and watched CPUs).
+fn capture_step(
+    p: Phase,
+    d: &mut Driver<Recorder<AnyHw>>,
+    dir: &Path,
+    always: &[u32],
+) -> Result<()> {
+    let s = &mut d.engine.sampler;
+    match p {
+        Phase::Before(i) => s.fs.set_tee(Some(capture::instant_dir(dir, i as usize))),
+        Phase::After(i) => {
+            let inst: PathBuf = capture::instant_dir(dir, i as usize);
+            s.hw.flush(&inst)
                 .with_context(|| format!("cannot write capture to {}", dir.display()))?;
             if i == 0 {
-                let always = opts
-                    .watch
-                    .as_ref()
-                    .map(|w| w.0.as_slice())
-                    .unwrap_or_default();
-                let budget = engine.sampler.budget();
-                capture::write_budget(&capture::instant_dir(dir, 0), budget, always)
+                capture::write_budget(&inst, s.budget(), always)
                     .with_context(|| format!("cannot write capture to {}", dir.display()))?;
             }
         }
-        if let (Some(iv), true) = (iv, print) {
-            if print_interval(&mut out, &iv, opts).is_err() {
-                // stdout closed (a pipe into head): stop quietly
-                return Ok(());
-            }
-            if !footer_done {
-                let _ = out.write_all(batch::footer(&engine.statuses()).as_bytes());
-                footer_done = true;
-            }
-            let _ = out.flush();
-        }
-    }
-    if let (Some(dir), false) = (&opts.capture, print) {
-        eprintln!("capture written to {}", dir.display());
     }
     Ok(())
 }
@@ -121,60 +282,29 @@ fn prepare_capture_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
-/// Opens a capture for replay: the sampler reads instant 0's facts.
-pub fn open_replay(dir: &Path) -> Result<(Vec<std::path::PathBuf>, Engine<Captured>)> {
-    let instants = capture::instants(dir)
-        .with_context(|| format!("cannot read capture folder {}", dir.display()))?;
-    let Some(first) = instants.first() else {
-        bail!(
-            "{} holds no instants (0000/, 0001/, …): was it made by `noisetop capture`?",
-            dir.display()
-        );
-    };
-    let hw = Captured::load(first).map_err(anyhow::Error::msg)?;
-    let mut fs = Fs::new(Roots::under(first));
-    fs.set_keep_open(false);
-    let mut sampler = Sampler::new(fs, hw);
-    // replay reads the rounds the capture read
-    if let Some(files) = capture::read_budget(first) {
-        sampler.set_budget(files);
+/// `noisetop replay DIR --batch`: prints the same tables the live run printed.
+pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
+    let mut r = replay::open(dir)?;
+    let machine = r.driver.engine.sampler.machine.clone();
+    if let Some(w) = &o.watch {
+        crate::cmd::check_cpus("--watch", w, &machine)?;
+        r.driver.set_watched(w);
     }
-    sampler.set_always(&capture::read_always(first));
-    Ok((instants, Engine::new(sampler)))
-}
-
-/// Moves a replay engine to instant `dir` (instant 0 is already loaded).
-pub fn advance(engine: &mut Engine<Captured>, dir: &Path) -> Result<()> {
-    engine.sampler.fs.set_roots(Roots::under(dir));
-    engine.sampler.hw = Captured::load(dir).map_err(anyhow::Error::msg)?;
-    Ok(())
-}
-
-/// Replays a capture; prints the same tables the live run printed.
-pub fn replay(opts: &Opts, dir: &Path) -> Result<()> {
-    let (instants, mut engine) = open_replay(dir)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut footer_done = false;
-    let count = opts.count.unwrap_or(u64::MAX);
-    let mut printed = 0;
-    for (i, inst) in instants.iter().enumerate() {
-        if i > 0 {
-            advance(&mut engine, inst)?;
-        }
-        if let Some(iv) = engine.step() {
-            if printed >= count {
-                break;
-            }
-            if print_interval(&mut out, &iv, opts).is_err() {
-                return Ok(());
-            }
-            printed += 1;
-            if !footer_done {
-                let _ = out.write_all(batch::footer(&engine.statuses()).as_bytes());
-                footer_done = true;
-            }
-        }
+    if let Some(c) = &o.cpus {
+        crate::cmd::check_cpus("--cpus", c, &machine)?;
     }
-    Ok(())
+    let mut driver = r.driver.with_config(o.config.clone());
+    let interval = std::time::Duration::from_secs(1);
+    let mut sinks = sinks(&o.record, &machine, interval, driver.watched())?;
+    let mut printer = Printer::new(o.cpus.clone(), None);
+    let mut out = |m: Msg| printer.take(m);
+    let end = replay::run(&r.instants, &mut driver, o.count, &mut sinks, &mut out);
+    printer.finish()?;
+    let _ = std::io::stdout().flush();
+    drop(sinks);
+    crate::record::sink::print_summary(&o.record, true);
+    match end {
+        End::Failed(e) => bail!(e),
+        _ => Ok(()),
+    }
 }

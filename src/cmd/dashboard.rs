@@ -10,14 +10,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::Opts;
+use crate::cli::LiveArgs;
+use crate::cmd::batch::ReplayOpts;
+use crate::cmd::housekeeping;
 use crate::engine::Engine;
 use crate::machine::Machine;
+use crate::pipeline::live::{self, Live};
+use crate::pipeline::{Control, Driver, replay};
 use crate::sampler::Sampler;
 use crate::source::fs::Fs;
-use crate::source::live::LiveHw;
 use crate::stop::Stop;
-use crate::tui::feed::{self, Control, Live};
 use crate::tui::run::{SystemClock, TerminalInput, Wiring};
 use crate::tui::state::{Origin, State};
 use crate::tui::theme::Theme;
@@ -29,17 +31,6 @@ fn require_terminal() -> Result<()> {
     } else {
         bail!("stdout is not a terminal; use --batch for text output")
     }
-}
-
-/// The CPUs noisetop may run on to stay off the watched ones: its current
-/// affinity minus `watched`; `None` when that leaves nothing.
-pub fn housekeeping(affinity: &[u32], watched: &[u32]) -> Option<Vec<u32>> {
-    let rest: Vec<u32> = affinity
-        .iter()
-        .copied()
-        .filter(|c| !watched.contains(c))
-        .collect();
-    (!rest.is_empty()).then_some(rest)
 }
 
 /// Wakes the terminal wait of the calling (screen) thread when a signal
@@ -59,16 +50,19 @@ fn wake_on_stop(stop: &Stop) -> Result<()> {
     Ok(())
 }
 
-fn state_for(machine: Machine, origin: Origin, opts: &Opts) -> State {
+fn state_for(
+    machine: Machine,
+    origin: Origin,
+    interval: Duration,
+    watched: &[u32],
+    only: Option<Vec<u32>>,
+    config: crate::noise::NoiseConfig,
+) -> State {
     let no_color = std::env::var("NO_COLOR").ok();
-    let mut s = State::new(
-        machine,
-        origin,
-        opts.interval,
-        Theme::new(no_color.as_deref()),
-    )
-    .with_watched(opts.watch.as_ref().map(|w| w.0.clone()).unwrap_or_default());
-    s.only = opts.cpus.as_ref().map(|c| c.0.clone());
+    let mut s = State::new(machine, origin, interval, Theme::new(no_color.as_deref()))
+        .with_watched(watched.to_vec());
+    s.only = only;
+    s.config = config;
     s
 }
 
@@ -89,43 +83,52 @@ fn on_terminal(state: &mut State, wiring: &mut Wiring<'_>) -> Result<()> {
 }
 
 /// Opens the dashboard on the running machine.
-pub fn live(opts: &Opts) -> Result<()> {
+pub fn live(a: &LiveArgs) -> Result<()> {
     require_terminal()?;
-    if opts.capture.is_some() {
-        bail!("--capture records with --batch (or use `noisetop capture DIR`)");
-    }
-    let watched = opts.watch.as_ref().map(|w| w.0.clone()).unwrap_or_default();
+    let watched = a
+        .watch
+        .watch
+        .as_ref()
+        .map(|w| w.0.clone())
+        .unwrap_or_default();
     // without --pin, noisetop leaves the watched CPUs to the benchmark
-    let pinned = opts.pin.is_some();
-    if !pinned && !watched.is_empty() {
-        let mine = crate::sys::affinity().context("cannot read noisetop's CPU affinity")?;
-        if let Some(h) = housekeeping(&mine, &watched) {
-            crate::sys::pin_to(&h).context("cannot move noisetop off the watched CPUs")?;
-        }
-    }
-    let roots = crate::cmd::roots(opts);
+    let pinned = a.watch.pin.is_some();
+    let affinity = crate::cmd::keep_off(&watched, pinned)?;
+    let roots = crate::cmd::roots(&a.source);
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
-    let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
+    crate::cmd::check_cpus("--watch", &watched, &machine)?;
+    if let Some(c) = &a.cpus {
+        crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
+    }
+    let config = crate::cmd::load_config(a.watch.config.as_deref())?;
+    let hw = crate::cmd::open_hw(&a.source, &roots, &machine)?;
+    let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
-    if let Some(files) = opts.budget {
+    if let Some(files) = a.sample.budget {
         engine.sampler.set_budget(files);
     }
-    if let Some(w) = &opts.watch {
-        engine.sampler.set_always(&w.0);
-    }
+    let driver = Driver::new(engine)
+        .with_config(config.clone())
+        .watching(&watched);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
-    let control = Arc::new(Control::new(opts.interval));
-    let (tx, rx) = feed::live_channel();
-    let live = Live {
+    let control = Arc::new(Control::new(a.sample.interval));
+    let (tx, rx) = live::channel();
+    let live_opts = Live {
         control: control.clone(),
         stop: stop.clone(),
-        count: opts.count,
-        sinks: Vec::new(),
+        count: a.sample.count,
     };
-    let sampler = feed::spawn_live(engine, live, tx).context("cannot start the sampler thread")?;
-    let mut state = state_for(machine, Origin::Live, opts);
-    let affinity = crate::sys::affinity().unwrap_or_default();
+    let sampler =
+        live::spawn(driver, live_opts, sinks, tx).context("cannot start the sampler thread")?;
+    let mut state = state_for(
+        machine,
+        Origin::Live,
+        a.sample.interval,
+        &watched,
+        a.cpus.as_ref().map(|c| c.0.clone()),
+        config,
+    );
     let ctl = control.clone();
     let mut wiring = Wiring {
         feed: rx,
@@ -147,19 +150,36 @@ pub fn live(opts: &Opts) -> Result<()> {
     if sampler.join().is_err() {
         bail!("the sampler thread panicked (its message is above)");
     }
+    crate::record::sink::print_summary(&a.record, false);
     r
 }
 
 /// Opens the dashboard on a capture, played at its recorded pace.
-pub fn replay(opts: &Opts, dir: &Path) -> Result<()> {
+pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     require_terminal()?;
-    let (instants, engine) = crate::cmd::batch::open_replay(dir)?;
-    let machine = engine.sampler.machine.clone();
+    let mut r = replay::open(dir)?;
+    let machine = r.driver.engine.sampler.machine.clone();
+    if let Some(w) = &o.watch {
+        crate::cmd::check_cpus("--watch", w, &machine)?;
+        r.driver.set_watched(w);
+    }
+    if let Some(c) = &o.cpus {
+        crate::cmd::check_cpus("--cpus", c, &machine)?;
+    }
+    let watched = r.driver.watched().to_vec();
+    r.driver = r.driver.with_config(o.config.clone());
+    let sinks = crate::cmd::batch::sinks(&o.record, &machine, Duration::from_secs(1), &watched)?;
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
-    let (tx, rx) = feed::replay_channel();
-    let reader = feed::spawn_replay(instants, engine, opts.count, tx)
-        .context("cannot start the replay thread")?;
-    let mut state = state_for(machine, Origin::Replay(dir.display().to_string()), opts);
+    let (tx, rx) = replay::channel();
+    let reader = replay::spawn(r, o.count, sinks, tx).context("cannot start the replay thread")?;
+    let mut state = state_for(
+        machine,
+        Origin::Replay(dir.display().to_string()),
+        Duration::from_secs(1),
+        &watched,
+        o.cpus.clone(),
+        o.config.clone(),
+    );
     let mut wiring = Wiring {
         feed: rx,
         stop,
@@ -173,17 +193,6 @@ pub fn replay(opts: &Opts, dir: &Path) -> Result<()> {
     if reader.join().is_err() {
         bail!("the replay thread panicked (its message is above)");
     }
+    crate::record::sink::print_summary(&o.record, false);
     r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn housekeeping_is_the_affinity_minus_the_watched_cpus() {
-        assert_eq!(housekeeping(&[0, 1, 2, 3], &[2, 3]), Some(vec![0, 1]));
-        assert_eq!(housekeeping(&[0, 1, 2, 3], &[]), Some(vec![0, 1, 2, 3]));
-        assert_eq!(housekeeping(&[2, 3], &[2, 3]), None, "never pin to nothing");
-    }
 }

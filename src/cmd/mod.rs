@@ -1,59 +1,262 @@
-//! Subcommands: each arm of the one dispatch in `run`.
+//! Subcommands: each arm of the one dispatch in `run`, and what they share
+//! (where to read, which hardware a tree gets, keeping off watched CPUs).
 
 pub mod batch;
+pub mod check;
 pub mod compare;
 pub mod dashboard;
+pub mod help;
+pub mod out;
 pub mod report;
+pub mod run;
 pub mod snapshot;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 
-use crate::cli::{Cli, Command, Opts};
+use crate::cli::{Cli, Command, SourceArgs};
+use crate::machine::Machine;
+use crate::noise::NoiseConfig;
+use crate::sampler::Hardware;
+use crate::source::capture::Captured;
 use crate::source::fs::Roots;
+use crate::source::live::LiveHw;
+
+/// A mistake in the command line found after parsing (a CPU that is not
+/// online): reported like clap's own, with exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// Parses the command line and runs the chosen mode.
-pub fn run() -> Result<()> {
+pub fn run() -> Result<ExitCode> {
     let cli = Cli::parse();
     crate::sys::raise_fd_limit();
     crate::sys::keep_freed_memory();
-    if let Some(cpu) = cli.opts.pin {
-        crate::sys::pin_to(&[cpu])
-            .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
-    }
     match cli.command {
-        Some(Command::Snapshot { json: _ }) => snapshot::run(&cli.opts),
-        Some(Command::Capture { dir }) => {
-            let mut opts = cli.opts.clone();
-            opts.capture = Some(dir);
-            batch::live(&opts, false)
+        Some(Command::Snapshot { json: _, source }) => snapshot::run(&source).map(ok),
+        Some(Command::Capture {
+            dir,
+            sample,
+            watch,
+            source,
+        }) => batch::capture(&dir, &sample, watch.map(|w| w.0), &source).map(ok),
+        Some(Command::Replay {
+            dir,
+            batch: true,
+            count,
+            cpus,
+            watch,
+            config,
+            record,
+        }) => batch::replay(
+            &dir,
+            &batch::ReplayOpts {
+                count,
+                cpus: cpus.map(|c| c.0),
+                watch: watch.map(|w| w.0),
+                config: load_config(config.as_deref())?,
+                record,
+            },
+        )
+        .map(ok),
+        Some(Command::Replay {
+            dir,
+            count,
+            cpus,
+            watch,
+            config,
+            record,
+            ..
+        }) => dashboard::replay(
+            &dir,
+            &batch::ReplayOpts {
+                count,
+                cpus: cpus.map(|c| c.0),
+                watch: watch.map(|w| w.0),
+                config: load_config(config.as_deref())?,
+                record,
+            },
+        )
+        .map(ok),
+        Some(Command::Check(args)) => crate::cmd::check_cmd(&args),
+        Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Man) => help::man().map(ok),
+        Some(Command::Completions { shell }) => help::completions(shell).map(ok),
+        None => {
+            if let Some(cpu) = cli.live.watch.pin {
+                crate::sys::pin_to(&[cpu])
+                    .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
+            }
+            if cli.live.batch {
+                batch::live(&cli.live).map(ok)
+            } else {
+                dashboard::live(&cli.live).map(ok)
+            }
         }
-        Some(Command::Replay { dir }) if cli.opts.batch => batch::replay(&cli.opts, &dir),
-        Some(Command::Replay { dir }) => dashboard::replay(&cli.opts, &dir),
-        None if cli.opts.batch => batch::live(&cli.opts, true),
-        None => dashboard::live(&cli.opts),
+    }
+}
+
+fn ok((): ()) -> ExitCode {
+    ExitCode::SUCCESS
+}
+
+/// `noisetop check`: the configuration rules of the machine under the roots.
+fn check_cmd(a: &crate::cli::CheckCli) -> Result<ExitCode> {
+    let cfg = load_config(a.config.as_deref())?;
+    check::run_with(&a.args, &roots(&a.source), &cfg.check)
+}
+
+/// Reads `--config FILE`, or the built-in thresholds.
+pub fn load_config(path: Option<&Path>) -> Result<NoiseConfig> {
+    match path {
+        Some(p) => NoiseConfig::load(p).map_err(|e| UsageError(format!("--config {e}")).into()),
+        None => Ok(NoiseConfig::default()),
     }
 }
 
 /// Says which rungs of the source ladder the options allow.
-pub fn live_options(opts: &Opts) -> crate::source::live::LiveOptions {
+pub fn live_options(s: &SourceArgs) -> crate::source::live::LiveOptions {
     crate::source::live::LiveOptions {
-        no_perf: opts.no_perf,
-        no_msr: opts.no_msr,
+        no_perf: s.no_perf,
+        no_msr: s.no_msr,
     }
 }
 
 /// Works out the kernel roots from `--root`, `--procfs`, `--sysfs`.
-pub fn roots(opts: &Opts) -> Roots {
-    let base = opts.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+pub fn roots(s: &SourceArgs) -> Roots {
+    let base = s.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let mut r = Roots::under(&base);
-    if let Some(p) = &opts.procfs {
+    if let Some(p) = &s.procfs {
         r.procfs.clone_from(p);
     }
-    if let Some(s) = &opts.sysfs {
-        r.sysfs.clone_from(s);
+    if let Some(d) = &s.sysfs {
+        r.sysfs.clone_from(d);
     }
     r
+}
+
+/// What a tree under `--root`/`--procfs` is, which decides where perf
+/// counts, MSRs and the clock come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tree {
+    /// This machine's kernel (`/`, or its /proc mounted elsewhere).
+    Live,
+    /// One instant of a capture: its own clock, perf and MSR tables.
+    Instant(PathBuf),
+    /// Another machine's files, or this one's from another boot: no live
+    /// counter describes it, and one instant has no rates.
+    Foreign(String),
+}
+
+/// The file that tells one boot of one machine from any other.
+const BOOT_ID: &str = "sys/kernel/random/boot_id";
+
+/// Tells a live tree from a capture instant and from a foreign tree.
+pub fn tree_kind(s: &SourceArgs, roots: &Roots) -> Tree {
+    if s.root.is_none() && s.procfs.is_none() && s.sysfs.is_none() {
+        return Tree::Live;
+    }
+    if let Some(r) = &s.root
+        && r.join("noisetop/clock").is_file()
+    {
+        return Tree::Instant(r.clone());
+    }
+    let read = |p: &Path| crate::source::read_small(p, 64).map(|t| t.trim().to_string());
+    let here = read(&Path::new("/proc").join(BOOT_ID));
+    let there = read(&roots.procfs.join(BOOT_ID));
+    match (here, there) {
+        (Ok(a), Ok(b)) if a == b && !a.is_empty() => Tree::Live,
+        (Ok(_), Ok(_)) => Tree::Foreign(format!(
+            "{} is another machine's, or another boot's (its boot_id differs): \
+             live perf and MSR counts would describe this machine, and one \
+             instant has no rates (use `noisetop replay` on a capture)",
+            roots.procfs.display()
+        )),
+        (_, Err(e)) => Tree::Foreign(format!(
+            "{} has no readable {BOOT_ID} ({e}): it cannot be told from another \
+             machine's, so no live perf or MSR count is read, and one instant \
+             has no rates",
+            roots.procfs.display()
+        )),
+        (Err(e), _) => Tree::Foreign(format!(
+            "this machine's /proc/{BOOT_ID} cannot be read ({e}): no live counter is mixed into {}",
+            roots.procfs.display()
+        )),
+    }
+}
+
+/// The hardware side (clock, perf, MSRs) of a tree.
+pub type AnyHw = Box<dyn Hardware + Send>;
+
+/// Opens the hardware that belongs with a tree: the live machine's perf
+/// groups and MSRs, a capture instant's tables, or nothing (a frozen clock)
+/// for a foreign tree.
+pub fn open_hw(s: &SourceArgs, roots: &Roots, m: &Machine) -> Result<AnyHw> {
+    Ok(match tree_kind(s, roots) {
+        Tree::Live => Box::new(LiveHw::open(&m.hw_targets(), roots, live_options(s))),
+        Tree::Instant(dir) => Box::new(Captured::load(&dir).map_err(anyhow::Error::msg)?),
+        Tree::Foreign(why) => Box::new(Captured::foreign(&why)),
+    })
+}
+
+/// Refuses CPUs that are not online, naming the online list.
+pub fn check_cpus(flag: &str, cpus: &[u32], m: &Machine) -> Result<()> {
+    let missing: Vec<u32> = cpus
+        .iter()
+        .copied()
+        .filter(|c| !m.online.contains(c))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "{flag} {}: {} not online (online: {})",
+        crate::collect::cpulist::format(cpus),
+        match missing.as_slice() {
+            [one] => format!("CPU {one} is"),
+            _ => format!("CPUs {} are", crate::collect::cpulist::format(&missing)),
+        },
+        crate::collect::cpulist::format(&m.online)
+    ))
+    .into())
+}
+
+/// The CPUs noisetop may run on to stay off the watched ones: its current
+/// affinity minus `watched`; `None` when that leaves nothing.
+pub fn housekeeping(affinity: &[u32], watched: &[u32]) -> Option<Vec<u32>> {
+    let rest: Vec<u32> = affinity
+        .iter()
+        .copied()
+        .filter(|c| !watched.contains(c))
+        .collect();
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// Moves noisetop (every thread started after this) off the watched CPUs,
+/// unless `--pin` placed it already; returns the affinity it had.
+pub fn keep_off(watched: &[u32], pinned: bool) -> Result<Vec<u32>> {
+    let mine = crate::sys::affinity().context("cannot read noisetop's CPU affinity")?;
+    if !pinned
+        && !watched.is_empty()
+        && let Some(h) = housekeeping(&mine, watched)
+    {
+        crate::sys::pin_to(&h).context("cannot move noisetop off the watched CPUs")?;
+    }
+    Ok(mine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn housekeeping_is_the_affinity_minus_the_watched_cpus() {
+        assert_eq!(housekeeping(&[0, 1, 2, 3], &[2, 3]), Some(vec![0, 1]));
+        assert_eq!(housekeeping(&[0, 1, 2, 3], &[]), Some(vec![0, 1, 2, 3]));
+        assert_eq!(housekeeping(&[2, 3], &[2, 3]), None, "never pin to nothing");
+    }
 }

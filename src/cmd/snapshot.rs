@@ -4,14 +4,14 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Opts;
+use crate::cli::SourceArgs;
+use crate::cmd::out::emit;
 use crate::engine::Engine;
 use crate::ladder::{Probe, Status};
 use crate::machine::Machine;
 use crate::sampler::{Hardware, Sampler};
 use crate::snapshot::Snapshot;
 use crate::source::fs::Fs;
-use crate::source::live::LiveHw;
 
 /// The JSON document `snapshot --json` prints.
 #[derive(Debug, Serialize)]
@@ -29,11 +29,11 @@ pub struct Document<'a> {
 }
 
 /// Prints one snapshot of the live machine (or `--root`) as JSON.
-pub fn run(opts: &Opts) -> Result<()> {
-    let roots = crate::cmd::roots(opts);
+pub fn run(source: &SourceArgs) -> Result<()> {
+    let roots = crate::cmd::roots(source);
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
-    let hw = LiveHw::open(&machine, &roots, crate::cmd::live_options(opts));
+    let hw = crate::cmd::open_hw(source, &roots, &machine)?;
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     // one instant for scripts: every CPU's files, whatever the machine size
     engine.sampler.set_budget(usize::MAX);
@@ -47,6 +47,8 @@ pub fn run(opts: &Opts) -> Result<()> {
         sources,
         snapshot: snap,
     };
-    println!("{}", serde_json::to_string_pretty(&doc)?);
+    let mut text = serde_json::to_string_pretty(&doc)?;
+    text.push('\n');
+    emit(&mut std::io::stdout().lock(), &text)?;
     Ok(())
 }

@@ -40,6 +40,22 @@ pub struct CpuInfo {
     pub arm_part: Option<u32>,
     /// ARM `CPU part` per CPU id, to tell big.LITTLE clusters apart.
     pub arm_parts: BTreeMap<u32, u32>,
+    /// x86 `physical id`, `core id`, `siblings` and `cpu cores` per CPU id:
+    /// the topology of kernels (or dumps) without sysfs topology files.
+    pub places: BTreeMap<u32, CpuPlace>,
+}
+
+/// Where x86 `/proc/cpuinfo` puts one CPU; a field it does not print is `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CpuPlace {
+    /// `physical id`: the package.
+    pub physical_id: Option<u32>,
+    /// `core id`: the core within the package.
+    pub core_id: Option<u32>,
+    /// `siblings`: logical CPUs in the package.
+    pub siblings: Option<u32>,
+    /// `cpu cores`: cores in the package.
+    pub cpu_cores: Option<u32>,
 }
 
 /// Parses `/proc/cpuinfo`; never fails, unknown or malformed fields stay `None`.
@@ -83,6 +99,19 @@ fn apply_field(info: &mut CpuInfo, current: Option<u32>, key: &str, value: &str)
             if let (Some(cpu), Some(mhz)) = (current, parse_mhz(value)) {
                 info.mhz.insert(cpu, mhz);
             }
+        }
+        "physical id" | "core id" | "siblings" | "cpu cores" => {
+            let (Some(cpu), Ok(v)) = (current, value.parse::<u32>()) else {
+                return;
+            };
+            let place = info.places.entry(cpu).or_default();
+            let slot = match key {
+                "physical id" => &mut place.physical_id,
+                "core id" => &mut place.core_id,
+                "siblings" => &mut place.siblings,
+                _ => &mut place.cpu_cores,
+            };
+            *slot = Some(v);
         }
         "CPU implementer" => set_once(&mut info.arm_implementer, parse_hex(value)),
         "CPU part" => {
@@ -342,6 +371,29 @@ cpu MHz static  : 5000
         let c = parse(&text);
         assert_eq!(c.processors.len(), 300);
         assert_eq!(c.mhz.get(&299), Some(&299.5));
+    }
+
+    #[test]
+    fn x86_places() {
+        let text = "processor\t: 0\nphysical id\t: 1\nsiblings\t: 30\ncore id\t\t: 14\ncpu cores\t: 15\n\n\
+                    processor\t: 1\nphysical id\t: x\ncore id\t\t: 3\n\n";
+        let c = parse(text);
+        assert_eq!(
+            c.places[&0],
+            CpuPlace {
+                physical_id: Some(1),
+                core_id: Some(14),
+                siblings: Some(30),
+                cpu_cores: Some(15)
+            }
+        );
+        assert_eq!(
+            c.places[&1],
+            CpuPlace {
+                core_id: Some(3),
+                ..CpuPlace::default()
+            }
+        );
     }
 
     #[test]

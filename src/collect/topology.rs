@@ -319,7 +319,7 @@ fn link_file_target(root: &Path, parts: &[String]) -> Option<String> {
     if !meta.is_file() || meta.len() > 4096 {
         return None;
     }
-    let text = std::fs::read_to_string(&path).ok()?;
+    let text = crate::source::fs::read_capped(&path, 4096).ok()?;
     let target = text.trim_end_matches(['\n', '\0']);
     let looks_like_link = !target.is_empty()
         && !target.starts_with('/')

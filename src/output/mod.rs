@@ -1,3 +1,4 @@
-//! Plain sinks: the batch table and JSON.
+//! Plain sinks: the batch table and its verdict and finding lines.
 
 pub mod batch;
+pub mod judged;

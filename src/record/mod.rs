@@ -11,6 +11,7 @@ pub mod plot;
 pub mod reader;
 pub mod report;
 pub mod sidecar;
+pub mod sink;
 pub mod stats;
 pub mod table;
 pub mod writer;

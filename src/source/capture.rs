@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ladder::Probe;
-use crate::sampler::Hardware;
-use crate::snapshot::Stamp;
+use crate::source::fs::{MAX_FILE_BYTES, ReadError, read_capped};
+use crate::source::hw::{Hardware, Probe, Stamp};
 use crate::source::msr::{self, FakeMsr, MsrAccess};
 use crate::source::perf::{self, PerfCounts, PerfEvent};
 
@@ -35,9 +34,22 @@ pub fn write_budget(instant0: &Path, budget: usize, always: &[u32]) -> io::Resul
     )
 }
 
+/// Largest `noisetop/clock`, `budget` or `always` a replay reads: a few
+/// numbers, or a CPU list (65 536 CPUs listed one by one stay under it).
+const SMALL_FILE_BYTES: usize = 1 << 20;
+
+/// Largest `noisetop/probe.json` a replay reads.
+const PROBE_FILE_BYTES: usize = 16 << 20;
+
+/// Reads one capture file through the size cap; the error says which file
+/// and why (missing, too large, not a regular file).
+fn read_meta(path: &Path, cap: usize) -> Result<String, ReadError> {
+    read_capped(path, cap)
+}
+
 /// Reads the CPUs [`write_budget`] recorded as read every sample.
 pub fn read_always(instant0: &Path) -> Vec<u32> {
-    std::fs::read_to_string(instant0.join("noisetop/always"))
+    read_meta(&instant0.join("noisetop/always"), SMALL_FILE_BYTES)
         .ok()
         .and_then(|t| crate::collect::cpulist::parse(&t).ok())
         .unwrap_or_default()
@@ -46,27 +58,32 @@ pub fn read_always(instant0: &Path) -> Vec<u32> {
 /// Reads the budget [`write_budget`] recorded; `None` for a capture made
 /// before it was recorded, or a garbled file.
 pub fn read_budget(instant0: &Path) -> Option<usize> {
-    std::fs::read_to_string(instant0.join("noisetop/budget"))
+    read_meta(&instant0.join("noisetop/budget"), SMALL_FILE_BYTES)
         .ok()?
         .trim()
         .parse()
         .ok()
 }
 
-/// Lists the instant folders of a capture, in order.
+/// Lists the instant folders of a capture, in order of their number:
+/// `9999` comes before `10000` (names are zero-padded to four digits only,
+/// so past 9 999 instants an order by name would put `10000` before `1001`).
 pub fn instants(root: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)?
+    let mut dirs: Vec<(u128, PathBuf)> = std::fs::read_dir(root)?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|p| {
+            let n = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?
+                .parse::<u128>()
+                .ok()?;
+            p.is_dir().then_some((n, p))
         })
         .collect();
     dirs.sort();
-    Ok(dirs)
+    Ok(dirs.into_iter().map(|(_, p)| p).collect())
 }
 
 /// What a capture stores about the probes.
@@ -181,8 +198,7 @@ impl Captured {
     /// source was not available when the capture was made.
     pub fn load(dir: &Path) -> Result<Captured, String> {
         let nt = dir.join("noisetop");
-        let clock = std::fs::read_to_string(nt.join("clock"))
-            .map_err(|e| format!("{}: {e}", nt.join("clock").display()))?;
+        let clock = read_meta(&nt.join("clock"), SMALL_FILE_BYTES).map_err(|e| e.to_string())?;
         let mut it = clock.split_whitespace().map(str::parse::<u64>);
         let stamp = match (it.next(), it.next()) {
             (Some(Ok(mono_ns)), Some(Ok(wall_ns))) => Stamp { mono_ns, wall_ns },
@@ -193,14 +209,16 @@ impl Captured {
                 ));
             }
         };
-        let perf = match std::fs::read_to_string(nt.join("perf")) {
-            Ok(t) => perf::parse_table(&t).map_err(|e| e.to_string())?,
-            Err(_) => Vec::new(),
+        let perf = match optional(&nt.join("perf"), MAX_FILE_BYTES)? {
+            Some(t) => {
+                perf::parse_table(&t).map_err(|e| format!("{}: {e}", nt.join("perf").display()))?
+            }
+            None => Vec::new(),
         };
-        let pf: ProbeFile = match std::fs::read_to_string(nt.join("probe.json")) {
-            Ok(t) => serde_json::from_str(&t)
+        let pf: ProbeFile = match optional(&nt.join("probe.json"), PROBE_FILE_BYTES)? {
+            Some(t) => serde_json::from_str(&t)
                 .map_err(|e| format!("{}: {e}", nt.join("probe.json").display()))?,
-            Err(_) => ProbeFile {
+            None => ProbeFile {
                 probe: Probe {
                     msr: Err("the capture has no MSR table".into()),
                     ..Probe::default()
@@ -208,8 +226,10 @@ impl Captured {
                 ..ProbeFile::default()
             },
         };
-        let msr = match std::fs::read_to_string(nt.join("msr")) {
-            Ok(t) if pf.probe.msr.is_ok() => Some(msr::parse_table(&t).map_err(|e| e.to_string())?),
+        let msr = match optional(&nt.join("msr"), MAX_FILE_BYTES)? {
+            Some(t) if pf.probe.msr.is_ok() => Some(
+                msr::parse_table(&t).map_err(|e| format!("{}: {e}", nt.join("msr").display()))?,
+            ),
             _ => None,
         };
         Ok(Captured {
@@ -219,6 +239,16 @@ impl Captured {
             probe: pf.probe,
             energy_scale: pf.energy_scale,
         })
+    }
+}
+
+/// Reads a table a capture may lack: missing is `None` (that source was
+/// not available), anything else that stops the read is an error.
+fn optional(path: &Path, cap: usize) -> Result<Option<String>, String> {
+    match read_meta(path, cap) {
+        Ok(t) => Ok(Some(t)),
+        Err(ReadError::Missing(_)) => Ok(None),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -241,5 +271,60 @@ impl Hardware for Captured {
 
     fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
         self.energy_scale.get(&event.key()).copied()
+    }
+}
+
+impl Captured {
+    /// The hardware of a tree that is not this machine's: no perf count, no
+    /// MSR, a clock that stands still (so no rate), each with the reason.
+    pub fn foreign(why: &str) -> Captured {
+        Captured {
+            probe: Probe {
+                perf_failed: vec![("*".into(), why.to_string())],
+                msr: Err(why.to_string()),
+                ..Probe::default()
+            },
+            ..Captured::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_are_ordered_by_number_past_9999() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in ["10000", "1001", "9999", "0000", "0001", "10001", "x12"] {
+            std::fs::create_dir(dir.path().join(n)).unwrap();
+        }
+        // a file with a number for a name is no instant
+        std::fs::write(dir.path().join("0002"), "").unwrap();
+        let names: Vec<String> = instants(dir.path())
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["0000", "0001", "1001", "9999", "10000", "10001"]);
+    }
+
+    #[test]
+    fn a_missing_table_is_no_source_and_a_broken_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let nt = dir.path().join("noisetop");
+        std::fs::create_dir_all(&nt).unwrap();
+        let err = Captured::load(dir.path()).unwrap_err();
+        assert!(
+            err.starts_with("no ") && err.ends_with("noisetop/clock"),
+            "{err}"
+        );
+        std::fs::write(nt.join("clock"), "5 6\n").unwrap();
+        let c = Captured::load(dir.path()).unwrap();
+        assert_eq!((c.stamp.mono_ns, c.stamp.wall_ns), (5, 6));
+        assert!(c.perf.is_empty() && c.msr.is_none());
+        std::fs::create_dir(nt.join("perf")).unwrap();
+        let err = Captured::load(dir.path()).unwrap_err();
+        assert!(err.ends_with("noisetop/perf: is a directory"), "{err}");
     }
 }

@@ -92,9 +92,9 @@ pub enum ReadError {
     /// The file exists but this user may not read it.
     #[error("{0}: permission denied")]
     Denied(PathBuf),
-    /// The file is larger than `MAX_FILE_BYTES`.
-    #[error("{0}: larger than {MAX_FILE_BYTES} bytes")]
-    TooLarge(PathBuf),
+    /// The file is larger than its cap (`MAX_FILE_BYTES` for kernel files).
+    #[error("{0}: larger than {1} bytes")]
+    TooLarge(PathBuf, usize),
     /// Any other I/O error, with the OS message.
     #[error("{0}: {1}")]
     Io(PathBuf, String),
@@ -328,7 +328,7 @@ impl Fs {
         self.buf = buf;
         let len = match result {
             Ok(Ok(len)) => len,
-            Ok(Err(TooLarge)) => return Err(ReadError::TooLarge(self.id_path(id))),
+            Ok(Err(TooLarge)) => return Err(ReadError::TooLarge(self.id_path(id), MAX_FILE_BYTES)),
             Err(e) => return Err(e),
         };
         let slot = &self.slots[id.0 as usize];
@@ -344,7 +344,7 @@ impl Fs {
         let file = open_file(&path)?;
         let len = match pread_all(&file, &mut self.buf) {
             Ok(Ok(len)) => len,
-            Ok(Err(TooLarge)) => return Err(ReadError::TooLarge(path)),
+            Ok(Err(TooLarge)) => return Err(ReadError::TooLarge(path, MAX_FILE_BYTES)),
             Err(e) => return Err(ReadError::from_io(&path, &e)),
         };
         self.tee_copy(base, rel, len);
@@ -415,13 +415,72 @@ impl Fs {
     }
 }
 
-/// Opens a file for reading; a directory is an error (it opens fine).
+/// Opens a path without blocking: `O_NONBLOCK` makes `open` of a FIFO
+/// return at once instead of waiting for a writer, which nothing would
+/// ever interrupt (a stop signal only sets a flag). Regular files ignore
+/// the flag, so procfs, sysfs and captured files read as before.
+pub fn open_nonblocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Opens a file for reading. Anything but a regular file is an error with
+/// its kind named: procfs and sysfs files are all regular, and a FIFO, a
+/// device such as `/dev/zero` or a directory in their place is a damaged or
+/// hostile tree (`/dev/zero` would be read until the size cap, every time).
 fn open_file(path: &Path) -> Result<File, ReadError> {
-    let f = File::open(path).map_err(|e| ReadError::from_io(path, &e))?;
-    if f.metadata().is_ok_and(|m| m.is_dir()) {
+    let f = open_nonblocking(path).map_err(|e| ReadError::from_io(path, &e))?;
+    let meta = f.metadata().map_err(|e| ReadError::from_io(path, &e))?;
+    if meta.is_dir() {
         return Err(ReadError::Io(path.to_path_buf(), "is a directory".into()));
     }
+    if !meta.is_file() {
+        return Err(ReadError::Io(
+            path.to_path_buf(),
+            format!("not a regular file ({})", file_kind(&meta)),
+        ));
+    }
     Ok(f)
+}
+
+/// Names the kind of a file that is not a regular file.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+/// Reads a whole regular file of at most `cap` bytes as text (invalid
+/// UTF-8 replaced): the one way noisetop reads a file outside [`Fs`]
+/// (capture tables, PMU descriptions), so that a file linked to
+/// `/dev/zero` or grown without bound cannot take the memory, and a FIFO
+/// cannot block.
+pub fn read_capped(path: &Path, cap: usize) -> Result<String, ReadError> {
+    let file = open_file(path)?;
+    let mut buf = Vec::with_capacity(cap.min(64 << 10));
+    let len = match pread_all_capped(&file, &mut buf, cap) {
+        Ok(Ok(len)) => len,
+        Ok(Err(TooLarge)) => return Err(ReadError::TooLarge(path.to_path_buf(), cap)),
+        Err(e) => return Err(ReadError::from_io(path, &e)),
+    };
+    buf.truncate(len);
+    Ok(match String::from_utf8(buf) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 /// A file that outgrew `MAX_FILE_BYTES`.
@@ -453,6 +512,15 @@ fn number<T: FromStr>(text: &str, path: impl FnOnce() -> PathBuf) -> Result<T, R
 /// buffer grown to megabytes (by /proc/interrupts) before each of thousands
 /// of small sysfs reads cost more than the reads themselves.
 fn pread_all(file: &File, buf: &mut Vec<u8>) -> io::Result<Result<usize, TooLarge>> {
+    pread_all_capped(file, buf, MAX_FILE_BYTES)
+}
+
+/// [`pread_all`] with its own cap.
+fn pread_all_capped(
+    file: &File,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<Result<usize, TooLarge>> {
     let want = buf.capacity().max(4096);
     if buf.len() < want {
         buf.resize(want, 0);
@@ -465,13 +533,13 @@ fn pread_all(file: &File, buf: &mut Vec<u8>) -> io::Result<Result<usize, TooLarg
             Err(e) => return Err(e),
         };
         len += n;
+        if len > cap {
+            return Ok(Err(TooLarge));
+        }
         if n == 0 || len < buf.len() {
             return Ok(Ok(len));
         }
-        if len >= MAX_FILE_BYTES {
-            return Ok(Err(TooLarge));
-        }
-        buf.resize(len * 2, 0);
+        buf.resize((len * 2).min(cap + 1).max(len + 1), 0);
     }
 }
 
@@ -554,6 +622,48 @@ mod tests {
     fn directory_is_an_error_not_a_panic() {
         let (_dir, mut fs) = tree();
         assert!(fs.read(Base::Sys, "devices/system/cpu").is_err());
+    }
+
+    #[test]
+    fn read_capped_stops_at_its_cap_and_names_the_file() {
+        let (dir, _fs) = tree();
+        let p = dir.path().join("proc/clock");
+        std::fs::write(&p, "1 2\n").unwrap();
+        assert_eq!(read_capped(&p, 4).unwrap(), "1 2\n");
+        assert_eq!(
+            read_capped(&p, 3).unwrap_err(),
+            ReadError::TooLarge(p.clone(), 3)
+        );
+        let zero = dir.path().join("proc/zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let err = read_capped(&zero, 1 << 20).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: not a regular file (a character device)",
+                zero.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let (dir, mut fs) = tree();
+        let p = dir.path().join("proc/stat");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&p)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let err = fs.read(Base::Proc, "stat").unwrap_err();
+        assert!(
+            err.to_string().ends_with("not a regular file (a FIFO)"),
+            "{err}"
+        );
+        let id = fs.file_id(Base::Proc, "stat");
+        assert!(fs.read_u64_id(id).is_err());
     }
 
     #[test]

@@ -4,11 +4,8 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::collect::x86;
-use crate::ladder::Probe;
-use crate::machine::{self, Machine};
-use crate::sampler::Hardware;
-use crate::snapshot::Stamp;
 use crate::source::fs::Roots;
+use crate::source::hw::{Hardware, HwTargets, Probe, Stamp};
 use crate::source::msr::{DevMsr, MsrAccess};
 use crate::source::perf::{PerfCounts, PerfEvent, PerfSet};
 
@@ -32,7 +29,7 @@ pub struct LiveHw {
 
 impl LiveHw {
     /// Opens perf groups on the machine's online CPUs and probes the MSRs.
-    pub fn open(m: &Machine, roots: &Roots, opts: LiveOptions) -> LiveHw {
+    pub fn open(m: &HwTargets, roots: &Roots, opts: LiveOptions) -> LiveHw {
         let mut probe = Probe::default();
         let perf = if opts.no_perf {
             probe
@@ -40,7 +37,7 @@ impl LiveHw {
                 .push(("*".into(), "perf disabled by --no-perf".into()));
             None
         } else {
-            let (set, failed) = PerfSet::open(&m.online, &m.package_leaders(), &roots.sysfs);
+            let (set, failed) = PerfSet::open(&m.online, &m.leaders, &roots.sysfs);
             probe.perf_opened = set
                 .opened()
                 .into_iter()
@@ -80,39 +77,13 @@ impl LiveHw {
 
 /// Reads each candidate register once on the first CPU and keeps those the
 /// CPU has (the msr driver answers EIO for the others).
-fn probe_regs(dev: &mut DevMsr, m: &Machine) -> Vec<u32> {
-    let Some(&cpu) = m.online.first() else {
+fn probe_regs(dev: &mut DevMsr, t: &HwTargets) -> Vec<u32> {
+    let Some(&cpu) = t.online.first() else {
         return Vec::new();
     };
-    let (cst, rapl) = machine::x86_tables(m);
-    let mut cand = vec![
-        x86::MSR_TSC,
-        x86::MSR_APERF,
-        x86::MSR_MPERF,
-        x86::MSR_SMI_COUNT,
-        x86::MSR_THERM_STATUS,
-        x86::MSR_TEMPERATURE_TARGET,
-        x86::MSR_PACKAGE_THERM_STATUS,
-    ];
-    if m.vendor != x86::Vendor::Intel {
-        // SMI count, thermal status and TjMax are Intel registers
-        cand.retain(|r| {
-            ![
-                x86::MSR_SMI_COUNT,
-                x86::MSR_THERM_STATUS,
-                x86::MSR_TEMPERATURE_TARGET,
-                x86::MSR_PACKAGE_THERM_STATUS,
-            ]
-            .contains(r)
-        });
-    }
-    cand.extend(cst.core.iter().map(|(_, r)| *r));
-    cand.extend(cst.pkg.iter().map(|(_, r)| *r));
-    if let Some(r) = rapl {
-        cand.push(r.unit);
-        cand.extend(r.domains.iter().map(|(_, r)| *r));
-    }
-    cand.into_iter()
+    t.msr_candidates
+        .iter()
+        .copied()
         .filter(|&r| dev.read(cpu, r).is_ok())
         .collect()
 }

@@ -3,6 +3,24 @@
 
 pub mod capture;
 pub mod fs;
+pub mod hw;
 pub mod live;
 pub mod msr;
 pub mod perf;
+
+/// Reads at most `cap` bytes of a regular file as text: a FIFO or a device
+/// in its place neither blocks the open (`O_NONBLOCK`) nor fills memory.
+pub fn read_small(path: &std::path::Path, cap: u64) -> std::io::Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    f.take(cap).read_to_string(&mut text)?;
+    Ok(text)
+}

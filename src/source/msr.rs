@@ -66,7 +66,9 @@ impl DevMsr {
     fn file(&mut self, cpu: u32) -> io::Result<&File> {
         if !self.files.contains_key(&cpu) {
             // Read-only is enough for rdmsr; the driver checks CAP_SYS_RAWIO at open.
-            let f = File::open(self.path(cpu))?;
+            // O_NONBLOCK: a FIFO put where the device belongs must not block
+            // `open`; the msr driver ignores the flag
+            let f = crate::source::fs::open_nonblocking(&self.path(cpu))?;
             self.files.insert(cpu, f);
         }
         self.files

@@ -587,7 +587,8 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
 fn check_format(dir: &Path) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries.filter_map(Result::ok) {
-        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let text =
+            crate::source::fs::read_capped(&entry.path(), PMU_FILE_BYTES).unwrap_or_default();
         let bad = || {
             format!(
                 "{}: unexpected format {:?}",
@@ -608,9 +609,12 @@ fn check_format(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Largest PMU description file (`format/*`, `events/*.scale`) read.
+const PMU_FILE_BYTES: usize = 64 << 10;
+
 fn read_scale(path: &Path) -> Result<f64, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: {e} (energy counts need a scale)", path.display()))?;
+    let text = crate::source::fs::read_capped(path, PMU_FILE_BYTES)
+        .map_err(|e| format!("{e} (energy counts need a scale)"))?;
     match text.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
         _ => Err(format!(

@@ -5,9 +5,11 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::interval::CpuRates;
+use crate::noise::{Severity, VerdictState};
 use crate::tui::bars::{self, FreqScale};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;
@@ -234,25 +236,47 @@ fn cpu_cell(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
     ]
 }
 
-/// The noise column: the CPU's finding labels coloured by severity, or
-/// "quiet" on a watched CPU with none.
+/// The noise column: what disturbed the CPU — the labels of its findings
+/// of WARN and up, then the causes of its verdict — coloured by severity;
+/// blank for a quiet CPU ("quiet" on a watched one), `?` when unknown.
+/// Machine-wide settings stay out of the rows: a blank cell means quiet.
 fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
+    let mut labels: Vec<(String, Style)> = ctx
+        .s
+        .tags_of(cpu)
+        .filter(|f| f.severity >= Severity::Warn)
+        .map(|f| (f.label.clone(), ctx.t.severity(f.severity)))
+        .collect();
+    let verdict = ctx.s.verdict_of(cpu);
+    if let Some(v) = verdict {
+        for c in &v.causes {
+            if !labels.iter().any(|(l, _)| *l == c.label) && labels.len() < 4 {
+                labels.push((c.label.clone(), ctx.t.severity(Severity::Warn)));
+            }
+        }
+    }
     let mut out = Vec::new();
     let mut used = 0;
-    for f in ctx.s.tags_of(cpu) {
+    for (label, style) in labels {
         let sep = usize::from(!out.is_empty()) * 3;
-        let n = f.label.chars().count();
+        let n = label.chars().count();
         if used + sep + n > w {
             break;
         }
         if sep > 0 {
             out.push(Span::styled(" · ", ctx.t.dim()));
         }
-        out.push(Span::styled(f.label.clone(), ctx.t.severity(f.severity)));
+        out.push(Span::styled(label, style));
         used += sep + n;
     }
-    if out.is_empty() && ctx.s.is_watched(cpu) && ctx.s.latest.is_some() {
-        out.push(Span::styled("quiet", ctx.t.good()));
+    if out.is_empty() {
+        match verdict.map(|v| v.state) {
+            Some(VerdictState::Quiet) if ctx.s.is_watched(cpu) => {
+                out.push(Span::styled("quiet", ctx.t.good()));
+            }
+            Some(VerdictState::Unknown) => out.push(Span::styled("?", ctx.t.dim())),
+            _ => {}
+        }
     }
     out
 }

@@ -1,7 +1,7 @@
 //! The session's findings: each distinct finding once, with how many
 //! intervals raised it and when it was first and last seen.
 
-use crate::findings::Finding;
+use crate::noise::Finding;
 
 /// Most distinct findings kept; the longest unseen go first.
 pub const MAX_ENTRIES: usize = 500;
@@ -84,7 +84,7 @@ impl FindingLog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findings::{Kind, Severity};
+    use crate::noise::{Kind, Severity};
 
     fn f(kind: Kind, cpu: u32, evidence: &str) -> Finding {
         Finding {
@@ -93,6 +93,7 @@ mod tests {
             severity: Severity::Warn,
             label: "L".into(),
             evidence: evidence.into(),
+            numbers: Vec::new(),
             fix: None,
         }
     }

@@ -1,5 +1,5 @@
 //! The live dashboard (ratatui + crossterm): a sampler thread sends owned
-//! samples over a channel (`feed`), the event loop (`run`) folds them into
+//! samples over a channel (`crate::pipeline`), the event loop (`run`) folds them into
 //! the `State` and redraws it (`render` and one module per view) only when
 //! a sample, a key or a resize arrives. Keys go through one table (`keys`)
 //! to `State::update`.
@@ -8,7 +8,6 @@ pub mod bars;
 pub mod cores;
 pub mod cstates;
 pub mod detail;
-pub mod feed;
 pub mod fmt;
 pub mod history;
 pub mod irqs;

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
-use crate::findings::Finding;
+use crate::noise::Finding;
 use crate::tui::fmt::{self, left, right};
 use crate::tui::log::Entry;
 use crate::tui::state::State;

@@ -17,8 +17,8 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event};
 
+use crate::pipeline::{Control, Msg, Sample};
 use crate::stop::Stop;
-use crate::tui::feed::{Control, Msg, Sample};
 use crate::tui::keys;
 use crate::tui::selfcost::SelfCost;
 use crate::tui::state::{Effect, Origin, State};
@@ -203,6 +203,10 @@ impl Pacer {
                 break;
             }
             let ns = x.interval.to.mono_ns;
+            // a clock that jumped makes no interval: play on from here
+            if crate::interval::clock_note(x.interval.from, x.interval.to).is_some() {
+                self.anchor = Some((now, ns));
+            }
             self.anchor.get_or_insert((now, ns));
             self.shown_ns = Some(ns);
             s.apply(Msg::Sample(x));
@@ -214,6 +218,9 @@ impl Pacer {
     /// When a replayed interval is due on screen (`None`: at once).
     fn due(&self, x: &Sample, speed: f64) -> Option<Instant> {
         let (t0, ns0) = self.anchor?;
+        if crate::interval::clock_note(x.interval.from, x.interval.to).is_some() {
+            return None;
+        }
         let ahead = x.interval.to.mono_ns.saturating_sub(ns0) as f64 / 1e9 / speed.max(1e-3);
         Some(t0 + Duration::from_secs_f64(ahead.min(86_400.0)))
     }
@@ -299,6 +306,13 @@ fn effect(e: Effect, pacer: &mut Pacer, w: &mut Wiring<'_>, now: Instant) {
         Effect::Interval(d) => {
             if let Some(c) = &w.control {
                 c.set_interval(d);
+                // the sampler wakes at once on a new interval: wait for its
+                // next sample no later than one new interval from now
+                pacer.expected = Some(
+                    pacer
+                        .expected
+                        .map_or(now + d + MARGIN, |e| e.min(now + d + MARGIN)),
+                );
             }
         }
         Effect::Speed(_) | Effect::Paused(_) => pacer.reanchor(now),
@@ -317,7 +331,6 @@ mod tests {
 
     use super::*;
     use crate::synth::{self, Flavor, Spec};
-    use crate::tui::feed;
     use crate::tui::state::View;
     use crate::tui::theme::Theme;
 
@@ -369,7 +382,7 @@ mod tests {
             interval_ms: 1000,
         };
         synth::write_capture(dir.path(), &spec).unwrap();
-        let (paths, engine) = crate::cmd::batch::open_replay(dir.path()).unwrap();
+        let (paths, engine) = crate::pipeline::replay::open_engine(dir.path()).unwrap();
         let s = State::new(
             engine.sampler.machine.clone(),
             Origin::Replay("capture".into()),
@@ -377,7 +390,13 @@ mod tests {
             Theme { color: true },
         );
         let (tx, rx) = std::sync::mpsc::sync_channel(64);
-        feed::replay_into(&paths, engine, None, &tx);
+        crate::pipeline::replay::replay_into(
+            &paths,
+            crate::pipeline::Driver::new(engine),
+            None,
+            &mut [],
+            &tx,
+        );
         (s, rx)
     }
 

@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use ratatui::layout::Size;
 
-use crate::findings::{self, Finding, Severity};
 use crate::interval::{CpuRates, Interval};
 use crate::ladder::Status;
 use crate::machine::Machine;
-use crate::tui::feed::{Msg, Sample};
+use crate::noise::{self, CpuVerdict, Finding, NoiseConfig, Severity, Traced, VerdictState};
+use crate::pipeline::{Msg, Sample};
 use crate::tui::history::{HISTORY_LEN, History};
 use crate::tui::keys::Action;
 use crate::tui::log::FindingLog;
@@ -119,6 +119,14 @@ pub struct State {
     pub latest: Option<Interval>,
     /// The findings of the interval on screen.
     pub findings: Vec<Finding>,
+    /// Each CPU's verdict over the interval on screen.
+    pub verdicts: Vec<CpuVerdict>,
+    /// Who ran on the traced CPUs over the interval on screen.
+    pub trace: Option<Traced>,
+    /// Thresholds, to judge again at once when the user marks a CPU.
+    pub config: NoiseConfig,
+    /// What the other sinks said with the last sample (a recorder's file).
+    pub notes: Vec<String>,
     /// Every finding of the session.
     pub log: FindingLog,
     /// Per-CPU history.
@@ -170,6 +178,10 @@ impl State {
             statuses: Vec::new(),
             latest: None,
             findings: Vec::new(),
+            verdicts: Vec::new(),
+            trace: None,
+            config: NoiseConfig::default(),
+            notes: Vec::new(),
             log: FindingLog::default(),
             history: History::default(),
             view: View::Cores,
@@ -221,11 +233,19 @@ impl State {
             self.machine = *m;
         }
         self.statuses = s.statuses;
-        let f = findings::tags(&s.interval, &self.machine, &self.watched);
+        self.trace = s.trace;
+        self.notes = s.notes;
+        let mut j = s.judgement;
+        // marks the sampler has not seen yet (or a replay, which has no
+        // control): judge again with the CPUs on screen
+        if s.watched != self.watched {
+            j = self.judge(&s.interval);
+        }
         self.history.record(&s.interval);
-        self.log.record(&f, s.interval.to.wall_ns);
+        self.log.record(&j.findings, s.interval.to.wall_ns);
         self.position = s.position.or(self.position);
-        self.findings = f;
+        self.findings = j.findings;
+        self.verdicts = j.verdicts;
         self.latest = Some(s.interval);
         if self.selected.is_none_or(|c| !self.order().contains(&c)) {
             self.selected = self.order().first().copied();
@@ -267,6 +287,31 @@ impl State {
     /// Returns the findings of the interval on screen that touch `cpu`.
     pub fn tags_of(&self, cpu: u32) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(move |f| f.touches(cpu))
+    }
+
+    /// Judges an interval with the CPUs watched on screen (the same pure
+    /// rules the pipeline runs).
+    fn judge(&self, iv: &Interval) -> noise::Judgement {
+        noise::judge(
+            iv,
+            &noise::Context {
+                machine: &self.machine,
+                watched: &self.watched,
+                config: &self.config,
+                trace: self.trace.as_ref(),
+            },
+        )
+    }
+
+    /// Returns a CPU's verdict over the interval on screen.
+    pub fn verdict_of(&self, cpu: u32) -> Option<&CpuVerdict> {
+        self.verdicts.iter().find(|v| v.cpu == cpu)
+    }
+
+    /// Tells whether a CPU was judged noisy.
+    pub fn is_noisy(&self, cpu: u32) -> bool {
+        self.verdict_of(cpu)
+            .is_some_and(|v| v.state == VerdictState::Noisy)
     }
 
     /// Tells whether `cpu` is watched.
@@ -408,8 +453,11 @@ impl State {
             self.watched.push(cpu);
             self.watched.sort_unstable();
         }
-        if let Some(iv) = &self.latest {
-            self.findings = findings::tags(iv, &self.machine, &self.watched);
+        if let Some(iv) = self.latest.take() {
+            let j = self.judge(&iv);
+            self.findings = j.findings;
+            self.verdicts = j.verdicts;
+            self.latest = Some(iv);
         }
         Some(Effect::Watched(self.watched.clone()))
     }

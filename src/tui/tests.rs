@@ -10,8 +10,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
+use crate::pipeline::{Driver, Msg, replay};
 use crate::synth::{self, Flavor, Spec};
-use crate::tui::feed::{self, Msg};
 use crate::tui::keys::Action;
 use crate::tui::state::{Origin, Overlay, Sort, State, View};
 use crate::tui::theme::Theme;
@@ -30,7 +30,7 @@ fn played_for(flavor: Flavor, cpus: u32, instants: u32, watched: &[u32], color: 
         interval_ms: 1000,
     };
     synth::write_capture(dir.path(), &spec).unwrap();
-    let (instants, engine) = crate::cmd::batch::open_replay(dir.path()).unwrap();
+    let (instants, engine) = crate::pipeline::replay::open_engine(dir.path()).unwrap();
     let mut s = State::new(
         engine.sampler.machine.clone(),
         Origin::Replay("capture".into()),
@@ -39,7 +39,13 @@ fn played_for(flavor: Flavor, cpus: u32, instants: u32, watched: &[u32], color: 
     )
     .with_watched(watched.to_vec());
     let (tx, rx) = std::sync::mpsc::sync_channel(16);
-    feed::replay_into(&instants, engine, None, &tx);
+    replay::replay_into(
+        &instants,
+        Driver::new(engine).watching(watched),
+        None,
+        &mut [],
+        &tx,
+    );
     drop(tx);
     for m in rx {
         s.apply(m);
@@ -176,7 +182,7 @@ fn cstates_view_names_the_window_of_cpus_read_every_sample() {
     };
     synth::write_capture(dir.path(), &spec).unwrap();
     crate::source::capture::write_budget(&dir.path().join("0000"), 448, &[2]).unwrap();
-    let (instants, engine) = crate::cmd::batch::open_replay(dir.path()).unwrap();
+    let (instants, engine) = crate::pipeline::replay::open_engine(dir.path()).unwrap();
     let mut s = State::new(
         engine.sampler.machine.clone(),
         Origin::Replay("capture".into()),
@@ -185,7 +191,13 @@ fn cstates_view_names_the_window_of_cpus_read_every_sample() {
     )
     .with_watched(vec![2]);
     let (tx, rx) = std::sync::mpsc::sync_channel(16);
-    feed::replay_into(&instants, engine, None, &tx);
+    replay::replay_into(
+        &instants,
+        Driver::new(engine).watching(&[2]),
+        None,
+        &mut [],
+        &tx,
+    );
     drop(tx);
     for m in rx {
         s.apply(m);
@@ -361,7 +373,7 @@ fn held_samples_apply_in_order_on_resume() {
         interval_ms: 1000,
     };
     synth::write_capture(dir.path(), &spec).unwrap();
-    let (instants, engine) = crate::cmd::batch::open_replay(dir.path()).unwrap();
+    let (instants, engine) = crate::pipeline::replay::open_engine(dir.path()).unwrap();
     let mut s = State::new(
         engine.sampler.machine.clone(),
         Origin::Live,
@@ -369,7 +381,7 @@ fn held_samples_apply_in_order_on_resume() {
         Theme { color: true },
     );
     let (tx, rx) = std::sync::mpsc::sync_channel(16);
-    feed::replay_into(&instants, engine, None, &tx);
+    replay::replay_into(&instants, Driver::new(engine), None, &mut [], &tx);
     drop(tx);
     let msgs: Vec<Msg> = rx.into_iter().collect();
     s.apply(msgs[0].clone()); // Ready

@@ -3,7 +3,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::findings::Severity;
+use crate::noise::Severity;
 
 /// The styles of one run: coloured or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

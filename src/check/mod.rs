@@ -1,0 +1,370 @@
+//! `noisetop check`: reads the machine once and judges its configuration
+//! for benchmarking, rule by rule (OK / WARN / FAIL / UNKNOWN), with the
+//! values read, the file they came from, and the command that would fix
+//! each one (printed, never run).
+//!
+//! [`facts`] reads; the rules are pure functions of [`CheckFacts`], the
+//! benchmark CPUs and [`CheckConfig`], one file per family.
+
+pub mod facts;
+mod frequency;
+mod idle;
+mod interrupts;
+mod isolation;
+mod kernel;
+mod platform;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::collect::cpulist;
+pub use facts::CheckFacts;
+
+/// Version of the JSON shape; raised when a field changes meaning or goes.
+pub const SCHEMA: u32 = 1;
+
+/// What a rule concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    /// Set as a benchmark wants it.
+    Ok,
+    /// What the rule judges could not be read; `reason` says why.
+    Unknown,
+    /// Adds noise or variation to measurements.
+    Warn,
+    /// Makes measurements meaningless until fixed.
+    Fail,
+}
+
+impl Status {
+    /// The status as printed: `OK`, `WARN`, `FAIL`, `UNKNOWN`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::Unknown => "UNKNOWN",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+        }
+    }
+}
+
+/// The verdict of one rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleResult {
+    /// Stable kebab-case id (`turbo-on`); also the README anchor `check-<id>`.
+    pub id: &'static str,
+    /// The verdict.
+    pub status: Status,
+    /// What the rule looks at, in a few words.
+    pub title: &'static str,
+    /// The values read, each naming its file.
+    pub evidence: Vec<String>,
+    /// Commands that would fix it, one per line; empty when OK or when no
+    /// command can (a VM).
+    pub fix: Vec<String>,
+    /// Why the rule could not judge (UNKNOWN only).
+    pub reason: Option<String>,
+    /// Where the README explains the rule (`README.md#check-turbo-on`).
+    pub doc: String,
+}
+
+impl RuleResult {
+    fn new(id: &'static str, title: &'static str, status: Status) -> Self {
+        RuleResult {
+            id,
+            status,
+            title,
+            evidence: Vec::new(),
+            fix: Vec::new(),
+            reason: None,
+            doc: format!("README.md#check-{id}"),
+        }
+    }
+
+    fn unknown(id: &'static str, title: &'static str, reason: impl Into<String>) -> Self {
+        let mut r = RuleResult::new(id, title, Status::Unknown);
+        r.reason = Some(reason.into());
+        r
+    }
+
+    fn evidence(mut self, line: impl Into<String>) -> Self {
+        self.evidence.push(line.into());
+        self
+    }
+
+    fn fix(mut self, line: impl Into<String>) -> Self {
+        self.fix.push(line.into());
+        self
+    }
+}
+
+/// The whole answer of `noisetop check --json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckReport {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// The benchmark CPUs the rules judged.
+    pub cpus: Vec<u32>,
+    /// One verdict per rule, in a fixed order.
+    pub rules: Vec<RuleResult>,
+}
+
+/// Thresholds of the rules; embeddable as a `[check]` table of a TOML file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CheckConfig {
+    /// Exit latency (µs) from which an enabled idle state counts as deep.
+    pub deep_latency_us: u64,
+    /// Highest `perf_event_max_sample_rate` that passes (pyperf tunes it to 1).
+    pub perf_sample_rate_max: u64,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            deep_latency_us: crate::noise::config::IdleLimits::default().deep_latency_us,
+            perf_sample_rate_max: 1,
+        }
+    }
+}
+
+/// Every rule id, in the order the rules run and print.
+pub const RULE_IDS: [&str; 20] = [
+    "governor",
+    "turbo-on",
+    "epp",
+    "freq-range",
+    "isolcpus",
+    "nohz-full",
+    "rcu-nocbs",
+    "smt-siblings",
+    "irq-affinity",
+    "irqbalance",
+    "deep-cstates",
+    "cstate-limits",
+    "cpu-dma-latency",
+    "perf-sample-rate",
+    "aslr-on",
+    "nmi-watchdog",
+    "thp",
+    "timer-migration",
+    "on-battery",
+    "vm",
+];
+
+/// The benchmark CPUs as the rules see them.
+pub(crate) struct Scope<'a> {
+    /// Sorted, deduplicated.
+    pub cpus: &'a [u32],
+    /// The CPUs are every online CPU: isolation rules then ask whether any
+    /// CPU is set apart, not whether these are.
+    pub all: bool,
+    /// Online CPUs not in `cpus`: where noise may be moved.
+    pub housekeeping: Vec<u32>,
+}
+
+/// Runs every rule. `cpus` are the benchmark CPUs; when they are all the
+/// online CPUs, isolation rules judge whether any CPU is set apart.
+pub fn rules(facts: &CheckFacts, cpus: &[u32], cfg: &CheckConfig) -> Vec<RuleResult> {
+    let mut cpus = cpus.to_vec();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let online = &facts.machine.online;
+    let all = !online.is_empty() && online.iter().all(|c| cpus.binary_search(c).is_ok());
+    let housekeeping = online
+        .iter()
+        .copied()
+        .filter(|c| cpus.binary_search(c).is_err())
+        .collect();
+    let s = Scope {
+        cpus: &cpus,
+        all,
+        housekeeping,
+    };
+    vec![
+        frequency::governor(facts, &s),
+        frequency::turbo(facts, &s),
+        frequency::epp(facts, &s),
+        frequency::freq_range(facts, &s),
+        isolation::isolcpus(facts, &s),
+        isolation::nohz_full(facts, &s),
+        isolation::rcu_nocbs(facts, &s),
+        isolation::smt_siblings(facts, &s),
+        interrupts::irq_affinity(facts, &s),
+        interrupts::irqbalance(facts),
+        idle::deep_cstates(facts, &s, cfg),
+        idle::cstate_limits(facts, &s),
+        idle::cpu_dma_latency(facts),
+        kernel::perf_sample_rate(facts, cfg),
+        kernel::aslr(facts),
+        kernel::nmi_watchdog(facts),
+        kernel::thp(facts),
+        kernel::timer_migration(facts),
+        platform::on_battery(facts),
+        platform::vm(facts),
+    ]
+}
+
+/// Maps verdicts to the exit code: 2 on any FAIL, 1 on any WARN, else 0
+/// (UNKNOWN alone does not fail).
+pub fn exit_code(results: &[RuleResult]) -> u8 {
+    match results.iter().map(|r| r.status).max() {
+        Some(Status::Fail) => 2,
+        Some(Status::Warn) => 1,
+        _ => 0,
+    }
+}
+
+/// Formats CPUs for a sentence: `CPU 3` or `CPUs 0-3,8`.
+pub(crate) fn cpus_phrase(cpus: &[u32]) -> String {
+    if cpus.len() == 1 {
+        format!("CPU {}", cpus[0])
+    } else {
+        format!("CPUs {}", cpulist::format(cpus))
+    }
+}
+
+/// The CPUs to set apart when none is: every online CPU but the first core
+/// (the first CPU and its SMT siblings), which keeps the housekeeping; on a
+/// machine of one core, every CPU but the first.
+pub(crate) fn suggested_isolation(facts: &CheckFacts) -> Vec<u32> {
+    let m = &facts.machine;
+    let Some(&first) = m.online.first() else {
+        return Vec::new();
+    };
+    let core: Vec<u32> = m
+        .topo(first)
+        .map(|t| t.siblings.clone())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| vec![first]);
+    let rest: Vec<u32> = m
+        .online
+        .iter()
+        .copied()
+        .filter(|c| !core.contains(c))
+        .collect();
+    if rest.is_empty() {
+        m.online.iter().copied().filter(|&c| c != first).collect()
+    } else {
+        rest
+    }
+}
+
+/// Adds `ARG` to every kernel entry's command line (Fedora/RHEL `grubby`;
+/// elsewhere the same text goes into `GRUB_CMDLINE_LINUX`).
+pub(crate) fn boot_arg_fix(arg: &str) -> String {
+    format!("grubby --update-kernel=ALL --args=\"{arg}\"  # then reboot")
+}
+
+/// Groups CPUs by a value, values in order.
+pub(crate) fn by_value<T: Ord>(pairs: impl IntoIterator<Item = (u32, T)>) -> BTreeMap<T, Vec<u32>> {
+    let mut map: BTreeMap<T, Vec<u32>> = BTreeMap::new();
+    for (cpu, v) in pairs {
+        map.entry(v).or_default().push(cpu);
+    }
+    map
+}
+
+/// Writes `value` into `cpuN/<file>` of each CPU: one `echo` for one CPU,
+/// else a shell loop over the CPU numbers.
+pub(crate) fn sysfs_loop(cpus: &[u32], value: &str, file: &str) -> String {
+    if let [c] = cpus {
+        return format!("echo {value} > /sys/devices/system/cpu/cpu{c}/{file}");
+    }
+    format!(
+        "for c in {}; do echo {value} > /sys/devices/system/cpu/cpu$c/{file}; done",
+        shell_list(cpus)
+    )
+}
+
+/// Lists numbers for a bash `for` loop, runs of three or more as brace
+/// ranges: `0 2 4 {6..9}`.
+pub(crate) fn shell_list(nums: &[u32]) -> String {
+    let mut sorted = nums.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        if j >= i + 2 {
+            words.push(format!("{{{}..{}}}", sorted[i], sorted[j]));
+        } else {
+            words.extend(sorted[i..=j].iter().map(u32::to_string));
+        }
+        i = j + 1;
+    }
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(status: Status) -> RuleResult {
+        RuleResult::new("governor", "x", status)
+    }
+
+    #[test]
+    fn shell_lists_and_loops() {
+        assert_eq!(shell_list(&[]), "");
+        assert_eq!(shell_list(&[3]), "3");
+        assert_eq!(shell_list(&[0, 1]), "0 1");
+        assert_eq!(shell_list(&[9, 0, 2, 4, 6, 7, 8]), "0 2 4 {6..9}");
+        assert_eq!(shell_list(&[1, 2, 3, 5, 6, 7]), "{1..3} {5..7}");
+        assert_eq!(
+            sysfs_loop(&[4], "0", "online"),
+            "echo 0 > /sys/devices/system/cpu/cpu4/online"
+        );
+        assert_eq!(
+            sysfs_loop(&[1, 2, 3, 5], "1", "cpuidle/state2/disable"),
+            "for c in {1..3} 5; do echo 1 > /sys/devices/system/cpu/cpu$c/cpuidle/state2/disable; done"
+        );
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(exit_code(&[]), 0);
+        assert_eq!(
+            exit_code(&[result(Status::Ok), result(Status::Unknown)]),
+            0,
+            "UNKNOWN does not fail"
+        );
+        assert_eq!(exit_code(&[result(Status::Ok), result(Status::Warn)]), 1);
+        assert_eq!(
+            exit_code(&[
+                result(Status::Fail),
+                result(Status::Warn),
+                result(Status::Unknown)
+            ]),
+            2
+        );
+    }
+
+    #[test]
+    fn config_reads_kebab_case_and_rejects_unknown_keys() {
+        let cfg: CheckConfig = serde_json::from_str(r#"{"deep-latency-us": 20}"#).unwrap();
+        assert_eq!(cfg.deep_latency_us, 20);
+        assert_eq!(cfg.perf_sample_rate_max, 1, "missing keys keep defaults");
+        assert_eq!(
+            serde_json::from_str::<CheckConfig>("{}").unwrap(),
+            CheckConfig::default()
+        );
+        let err = serde_json::from_str::<CheckConfig>(r#"{"deep_latency_us": 20}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field"), "{err}");
+    }
+
+    #[test]
+    fn statuses_serialize_in_capitals_and_doc_links_name_the_id() {
+        let r = result(Status::Unknown);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["status"], "UNKNOWN");
+        assert_eq!(json["doc"], "README.md#check-governor");
+        assert_eq!(json["reason"], serde_json::Value::Null);
+    }
+}

@@ -1,0 +1,136 @@
+//! `noisetop run -- CMD`: runs a command (pinned to `--cpus` when given),
+//! watches the CPUs it runs on with the strict rules while noisetop keeps
+//! off them, forwards signals to it, and prints what disturbed it. Exits
+//! with the command's status.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+
+use crate::cli::RunArgs;
+use crate::cmd::out::emit;
+use crate::engine::Engine;
+use crate::machine::Machine;
+use crate::pipeline::live::{self, Live};
+use crate::pipeline::{Control, Driver, Flow, Msg, Step};
+use crate::sampler::Sampler;
+use crate::source::fs::{Fs, Roots};
+use crate::source::live::{LiveHw, LiveOptions};
+use crate::stop::Stop;
+
+pub mod report;
+
+use report::{Accumulator, RunFacts};
+
+/// Runs CMD and prints the report; returns CMD's exit status.
+pub fn run(a: &RunArgs) -> Result<ExitCode> {
+    let roots = Roots::default();
+    let mut fs = Fs::new(roots.clone());
+    let machine = Machine::read(&mut fs);
+    let mine = crate::sys::affinity().context("cannot read noisetop's CPU affinity")?;
+    let cpus = match &a.cpus {
+        Some(c) => {
+            crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
+            c.0.clone()
+        }
+        None => mine.clone(),
+    };
+    let config = crate::cmd::load_config(a.config.as_deref())?;
+    let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.interval, &cpus)?;
+    let hw = LiveHw::open(&machine.hw_targets(), &roots, LiveOptions::default());
+    let engine = Engine::new(Sampler::with_machine(fs, machine, hw));
+    let mut driver = Driver::new(engine).with_config(config).watching(&cpus);
+
+    // the command inherits the affinity of the thread that starts it:
+    // pin this one to CMD's CPUs, start CMD, then move noisetop off them
+    crate::sys::pin_to(&cpus).context("cannot pin the command to --cpus")?;
+    let program = &a.command[0];
+    let spawned = std::process::Command::new(program)
+        .args(&a.command[1..])
+        .spawn();
+    let back = crate::cmd::housekeeping(&mine, &cpus).unwrap_or_else(|| mine.clone());
+    crate::sys::pin_to(&back).context("cannot move noisetop off the command's CPUs")?;
+    let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
+    let pid = child.id();
+    let started = std::time::Instant::now();
+
+    let forwarder = forward_signals(pid)?;
+    let stop = Stop::new();
+    let live_opts = Live {
+        control: Arc::new(Control::new(a.interval)),
+        stop: stop.clone(),
+        count: None,
+    };
+    let mut acc = Accumulator::new(&cpus);
+    let mut sinks = sinks;
+    let status = std::thread::scope(|sc| -> Result<std::process::ExitStatus> {
+        let sampler = sc.spawn(|| {
+            let mut out = |m: Msg| {
+                if let Msg::Sample(s) = m {
+                    acc.add(&s);
+                }
+                Flow::Continue
+            };
+            live::run(&mut driver, &live_opts, &mut sinks, None, &mut out);
+        });
+        let status = child.wait();
+        stop.stop();
+        let _ = sampler.join();
+        Ok(status?)
+    })?;
+    forwarder.close();
+    // the last, partial interval: from the last sample to the command's
+    // end; a few milliseconds give rates no threshold can judge
+    if let Step::Sample(s) = driver.step()
+        && s.interval.dt_s >= 0.1
+    {
+        acc.add(&s);
+    }
+    let facts = RunFacts {
+        command: a
+            .command
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect(),
+        pid,
+        cpus: cpus.clone(),
+        seconds: started.elapsed().as_secs_f64(),
+        exit: status.code(),
+        signal: std::os::unix::process::ExitStatusExt::signal(&status),
+        command_switches: crate::sys::children_switches(),
+        trace_missing: driver.trace_missing().map(str::to_string),
+    };
+    let rep = acc.report(facts);
+    let text = if a.json {
+        let mut t = serde_json::to_string_pretty(&rep)?;
+        t.push('\n');
+        t
+    } else {
+        rep.text()
+    };
+    emit(&mut std::io::stdout().lock(), &text)?;
+    Ok(match (status.code(), rep.signal) {
+        (Some(c), _) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+        (None, Some(sig)) => ExitCode::from(128u8.saturating_add(u8::try_from(sig).unwrap_or(0))),
+        (None, None) => ExitCode::FAILURE,
+    })
+}
+
+/// Forwards the terminating signals noisetop gets to the command, which
+/// decides when the run ends; closed when the command has exited.
+fn forward_signals(pid: u32) -> Result<signal_hook::iterator::Handle> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+        .context("cannot install signal handlers")?;
+    let handle = signals.handle();
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                let _ = crate::sys::kill(pid, sig);
+            }
+        })
+        .context("cannot start a thread")?;
+    Ok(handle)
+}

@@ -1,0 +1,565 @@
+//! What `noisetop run` saw on the command's CPUs, summed over the run, and
+//! its report as text and JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::collect::cpulist;
+use crate::noise::{Severity, VerdictState};
+use crate::pipeline::Sample;
+
+/// What is known of the run besides the samples.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunFacts {
+    /// The command and its arguments.
+    pub command: Vec<String>,
+    /// Its process id.
+    pub pid: u32,
+    /// The CPUs watched (the command's).
+    pub cpus: Vec<u32>,
+    /// Wall time of the run, s.
+    pub seconds: f64,
+    /// Its exit code, when it exited.
+    pub exit: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Its context switches (voluntary, involuntary), from getrusage.
+    pub command_switches: Option<(u64, u64)>,
+    /// Why nothing was traced.
+    pub trace_missing: Option<String>,
+}
+
+/// min / median / max of a series.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Spread {
+    /// Least.
+    pub min: f64,
+    /// Median.
+    pub median: f64,
+    /// Greatest.
+    pub max: f64,
+}
+
+fn spread(v: &[f64]) -> Option<Spread> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let mid = s.len() / 2;
+    let median = if s.len().is_multiple_of(2) {
+        f64::midpoint(s[mid - 1], s[mid])
+    } else {
+        s[mid]
+    };
+    Some(Spread {
+        min: s[0],
+        median,
+        max: s[s.len() - 1],
+    })
+}
+
+/// Interruptions of one source over the run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct SourceTotal {
+    /// Row label (`LOC`, `42`, `TIMER`).
+    pub label: String,
+    /// Its description (device name).
+    pub desc: String,
+    /// How many over the run.
+    pub count: f64,
+    /// Per second over the run.
+    pub per_s: f64,
+}
+
+/// One idle state over the run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct StateTotal {
+    /// State name.
+    pub name: String,
+    /// Exit latency, µs.
+    pub latency_us: Option<u64>,
+    /// Mean residency, %.
+    pub pct: f64,
+    /// Entries over the run.
+    pub entries: f64,
+}
+
+/// A task that ran on a watched CPU besides the command (traced).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct TaskTotal {
+    /// Command name.
+    pub comm: String,
+    /// Process id.
+    pub pid: u32,
+    /// Time on the CPU, ns.
+    pub ns: u64,
+    /// Times switched in.
+    pub slices: u64,
+}
+
+/// One watched CPU over the run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CpuRun {
+    /// The CPU.
+    pub cpu: u32,
+    /// Seconds of intervals summed.
+    pub seconds: f64,
+    /// `Avg_MHz` over the intervals.
+    pub avg_mhz: Option<Spread>,
+    /// `Bzy_MHz` over the intervals.
+    pub bzy_mhz: Option<Spread>,
+    /// Busy % over the intervals.
+    pub busy_pct: Option<Spread>,
+    /// Interrupts by source, most first.
+    pub interrupts: Vec<SourceTotal>,
+    /// Softirqs by type, most first.
+    pub softirqs: Vec<SourceTotal>,
+    /// Idle states.
+    pub cstates: Vec<StateTotal>,
+    /// Context switches over the run (every task).
+    pub csw: Option<f64>,
+    /// Migrations over the run.
+    pub migrations: Option<f64>,
+    /// Mean steal, %.
+    pub steal_pct: Option<f64>,
+    /// Tasks other than the command (traced), longest first.
+    pub intruders: Vec<TaskTotal>,
+    /// Time interrupts took (traced): (kind, name, ns, count, longest ns).
+    pub stolen: Vec<(String, String, u64, u64, u64)>,
+    /// Intervals this CPU was judged noisy, of all.
+    pub noisy_intervals: u64,
+    /// Intervals judged.
+    pub intervals: u64,
+}
+
+/// A finding over the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingTotal {
+    /// Its id.
+    pub id: &'static str,
+    /// Highest severity seen.
+    pub severity: Severity,
+    /// Intervals it was seen in.
+    pub count: u64,
+    /// Evidence of its last interval.
+    pub evidence: String,
+    /// The fix.
+    pub fix: Option<String>,
+}
+
+/// The report of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// The command and how it ended.
+    #[serde(flatten)]
+    pub facts: RunFacts,
+    /// `quiet`, or `noisy: …` with the worst causes.
+    pub verdict: String,
+    /// The signal that ended it.
+    #[serde(skip)]
+    pub signal: Option<i32>,
+    /// Per watched CPU.
+    pub per_cpu: Vec<CpuRun>,
+    /// Findings seen, most frequent first.
+    pub findings: Vec<FindingTotal>,
+}
+
+#[derive(Debug, Default)]
+struct CpuAcc {
+    seconds: f64,
+    avg: Vec<f64>,
+    bzy: Vec<f64>,
+    busy: Vec<f64>,
+    irqs: BTreeMap<String, SourceTotal>,
+    softirqs: BTreeMap<String, SourceTotal>,
+    states: BTreeMap<String, StateTotal>,
+    csw: Option<f64>,
+    mig: Option<f64>,
+    steal: Option<f64>,
+    intruders: BTreeMap<(u32, String), TaskTotal>,
+    stolen: BTreeMap<(String, String), (u64, u64, u64)>,
+    noisy: u64,
+    intervals: u64,
+    /// (cause label, unit) → (intervals, worst value).
+    causes: BTreeMap<(String, &'static str), (u64, f64)>,
+}
+
+/// Sums the samples of a run.
+#[derive(Debug)]
+pub struct Accumulator {
+    cpus: BTreeMap<u32, CpuAcc>,
+    findings: BTreeMap<&'static str, FindingTotal>,
+}
+
+fn add(o: &mut Option<f64>, v: Option<f64>) {
+    if let Some(v) = v {
+        *o = Some(o.unwrap_or(0.0) + v);
+    }
+}
+
+impl Accumulator {
+    /// Starts empty for the watched CPUs.
+    pub fn new(cpus: &[u32]) -> Self {
+        Accumulator {
+            cpus: cpus.iter().map(|&c| (c, CpuAcc::default())).collect(),
+            findings: BTreeMap::new(),
+        }
+    }
+
+    /// Takes one judged interval.
+    pub fn add(&mut self, s: &Sample) {
+        let iv = &s.interval;
+        let dt = iv.dt_s;
+        if dt <= 0.0 {
+            return;
+        }
+        for (col, r) in iv.cpus.iter().enumerate() {
+            let Some(a) = self.cpus.get_mut(&r.cpu) else {
+                continue;
+            };
+            a.seconds += dt;
+            a.avg.extend(r.avg_mhz);
+            a.bzy.extend(r.bzy_mhz);
+            a.busy.extend(r.busy_pct);
+            for (rows, into) in [(&iv.irqs, &mut a.irqs), (&iv.softirqs, &mut a.softirqs)] {
+                for row in rows {
+                    let Some(Some(v)) = row.per_cpu.get(col) else {
+                        continue;
+                    };
+                    let e = into
+                        .entry(row.label.clone())
+                        .or_insert_with(|| SourceTotal {
+                            label: row.label.clone(),
+                            desc: row.desc.clone(),
+                            ..SourceTotal::default()
+                        });
+                    e.count += v * dt;
+                }
+            }
+            for st in r.idle.iter() {
+                let e = a
+                    .states
+                    .entry(st.name.to_string())
+                    .or_insert_with(|| StateTotal {
+                        name: st.name.to_string(),
+                        latency_us: st.latency_us,
+                        ..StateTotal::default()
+                    });
+                e.pct += st.pct.unwrap_or(0.0) * dt;
+                e.entries += st.per_s.unwrap_or(0.0) * dt;
+            }
+            add(&mut a.csw, r.csw_per_s.map(|v| v * dt));
+            add(&mut a.mig, r.mig_per_s.map(|v| v * dt));
+            add(&mut a.steal, r.time.and_then(|t| t.steal).map(|v| v * dt));
+            if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
+                for i in &t.intruders {
+                    let e = a
+                        .intruders
+                        .entry((i.task.pid, i.task.comm.clone()))
+                        .or_insert_with(|| TaskTotal {
+                            comm: i.task.comm.clone(),
+                            pid: i.task.pid,
+                            ..TaskTotal::default()
+                        });
+                    e.ns += i.ns;
+                    e.slices += i.slices;
+                }
+                for x in &t.stolen {
+                    let e = a
+                        .stolen
+                        .entry((x.kind.clone(), x.name.clone()))
+                        .or_default();
+                    e.0 += x.ns;
+                    e.1 += x.count;
+                    e.2 = e.2.max(x.max_ns);
+                }
+            }
+            if let Some(v) = s.judgement.verdict(r.cpu) {
+                a.intervals += 1;
+                if v.state == VerdictState::Noisy {
+                    a.noisy += 1;
+                }
+                for c in &v.causes {
+                    let e = a.causes.entry((c.label.clone(), c.unit)).or_default();
+                    e.0 += 1;
+                    e.1 = e.1.max(c.value);
+                }
+            }
+        }
+        for f in &s.judgement.findings {
+            let e = self
+                .findings
+                .entry(f.kind.tag())
+                .or_insert_with(|| FindingTotal {
+                    id: f.kind.tag(),
+                    severity: f.severity,
+                    count: 0,
+                    evidence: String::new(),
+                    fix: None,
+                });
+            e.count += 1;
+            e.severity = e.severity.max(f.severity);
+            e.evidence.clone_from(&f.evidence);
+            e.fix.clone_from(&f.fix);
+        }
+    }
+
+    /// The report: per CPU figures and a one-line verdict.
+    pub fn report(self, facts: RunFacts) -> RunReport {
+        let mut worst: Vec<(String, u64, u64)> = Vec::new();
+        let mut per_cpu = Vec::new();
+        for (cpu, a) in self.cpus {
+            for ((label, unit), (n, v)) in &a.causes {
+                let value = if *unit == "%" {
+                    format!("{v:.1} %")
+                } else {
+                    format!("{}{unit}", crate::noise::rate_text(*v))
+                };
+                worst.push((
+                    format!("{label} up to {value} on CPU {cpu}"),
+                    *n,
+                    a.intervals,
+                ));
+            }
+            for i in a.intruders.values() {
+                worst.push((
+                    format!(
+                        "{}[{}] ran {:.1} ms on CPU {cpu}",
+                        i.comm,
+                        i.pid,
+                        i.ns as f64 / 1e6
+                    ),
+                    u64::MAX,
+                    a.intervals,
+                ));
+            }
+            let secs = a.seconds.max(f64::MIN_POSITIVE);
+            let totals = |m: BTreeMap<String, SourceTotal>| {
+                let mut v: Vec<SourceTotal> = m
+                    .into_values()
+                    .filter(|s| s.count >= 0.5)
+                    .map(|mut s| {
+                        s.per_s = s.count / secs;
+                        s
+                    })
+                    .collect();
+                v.sort_by(|a, b| b.count.total_cmp(&a.count));
+                v
+            };
+            let mut intruders: Vec<TaskTotal> = a.intruders.into_values().collect();
+            intruders.sort_by_key(|t| std::cmp::Reverse(t.ns));
+            let mut stolen: Vec<(String, String, u64, u64, u64)> = a
+                .stolen
+                .into_iter()
+                .map(|((k, n), (ns, c, m))| (k, n, ns, c, m))
+                .collect();
+            stolen.sort_by_key(|s| std::cmp::Reverse(s.2));
+            per_cpu.push(CpuRun {
+                cpu,
+                seconds: a.seconds,
+                avg_mhz: spread(&a.avg),
+                bzy_mhz: spread(&a.bzy),
+                busy_pct: spread(&a.busy),
+                interrupts: totals(a.irqs),
+                softirqs: totals(a.softirqs),
+                cstates: a
+                    .states
+                    .into_values()
+                    .map(|mut s| {
+                        s.pct /= secs;
+                        s
+                    })
+                    .collect(),
+                csw: a.csw,
+                migrations: a.mig,
+                steal_pct: a.steal.map(|s| s / secs),
+                intruders,
+                stolen,
+                noisy_intervals: a.noisy,
+                intervals: a.intervals,
+            });
+        }
+        // intruders first, then the causes seen most often
+        worst.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let judged: u64 = per_cpu.iter().map(|c| c.intervals).sum();
+        let verdict = if judged == 0 {
+            "unknown: the command ended before the first interval".to_string()
+        } else if worst.is_empty() {
+            "quiet".to_string()
+        } else {
+            let shown: Vec<String> = worst
+                .iter()
+                .take(3)
+                .map(|(t, n, of)| {
+                    if *n == u64::MAX {
+                        t.clone()
+                    } else {
+                        format!("{t} ({n} of {of} intervals)")
+                    }
+                })
+                .collect();
+            format!("noisy: {}", shown.join("; "))
+        };
+        let mut findings: Vec<FindingTotal> = self.findings.into_values().collect();
+        findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(b.count.cmp(&a.count)));
+        RunReport {
+            signal: facts.signal,
+            facts,
+            verdict,
+            per_cpu,
+            findings,
+        }
+    }
+}
+
+fn opt(v: Option<f64>, d: usize) -> String {
+    v.map_or_else(|| "?".to_string(), |x| format!("{x:.d$}"))
+}
+
+fn spread_text(s: Option<Spread>) -> String {
+    s.map_or_else(
+        || "?".to_string(),
+        |s| format!("{:.0}/{:.0}/{:.0}", s.min, s.median, s.max),
+    )
+}
+
+impl RunReport {
+    /// The report as a person reads it.
+    pub fn text(&self) -> String {
+        let f = &self.facts;
+        let mut o = String::new();
+        let how = match (f.exit, f.signal) {
+            (Some(c), _) => format!("exit status {c}"),
+            (None, Some(s)) => format!("killed by signal {s}"),
+            _ => "ended".into(),
+        };
+        let _ = writeln!(
+            o,
+            "noisetop run: `{}` (pid {}) on CPU {}, {:.2} s, {how}",
+            f.command.join(" "),
+            f.pid,
+            cpulist::format(&f.cpus),
+            f.seconds
+        );
+        let _ = writeln!(o, "verdict: {}", self.verdict);
+        if let Some((v, i)) = f.command_switches {
+            let _ = writeln!(
+                o,
+                "the command: {} context switches ({v} voluntary, {i} involuntary)",
+                v + i
+            );
+        }
+        if let Some(why) = &f.trace_missing {
+            let _ = writeln!(o, "not traced: {why}");
+        }
+        for c in &self.per_cpu {
+            let _ = writeln!(
+                o,
+                "\nCPU {}: {} of {} intervals noisy; Bzy_MHz min/median/max {}; Avg_MHz {}; Busy% {}",
+                c.cpu,
+                c.noisy_intervals,
+                c.intervals,
+                spread_text(c.bzy_mhz),
+                spread_text(c.avg_mhz),
+                spread_text(c.busy_pct),
+            );
+            let _ = writeln!(
+                o,
+                "  context switches {} (all tasks), migrations {}, steal {} %",
+                opt(c.csw, 0),
+                opt(c.migrations, 0),
+                opt(c.steal_pct, 2)
+            );
+            let src = |v: &[SourceTotal]| -> String {
+                v.iter()
+                    .take(6)
+                    .map(|s| {
+                        let name = if s.label.bytes().all(|b| b.is_ascii_digit()) {
+                            format!(
+                                "{}:{}",
+                                s.label,
+                                s.desc.split_whitespace().last().unwrap_or("")
+                            )
+                        } else {
+                            s.label.clone()
+                        };
+                        format!("{name} {:.0} ({:.1}/s)", s.count, s.per_s)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(o, "  interrupts: {}", src(&c.interrupts));
+            let _ = writeln!(o, "  softirqs: {}", src(&c.softirqs));
+            let states: Vec<String> = c
+                .cstates
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} {:.1} % {:.0} entries (exit {} µs)",
+                        s.name,
+                        s.pct,
+                        s.entries,
+                        s.latency_us
+                            .map_or_else(|| "?".to_string(), |l| l.to_string())
+                    )
+                })
+                .collect();
+            if !states.is_empty() {
+                let _ = writeln!(o, "  C-states: {}", states.join(", "));
+            }
+            if !c.intruders.is_empty() {
+                let t: Vec<String> = c
+                    .intruders
+                    .iter()
+                    .take(5)
+                    .map(|i| {
+                        format!(
+                            "{}[{}] {:.2} ms in {} slices",
+                            i.comm,
+                            i.pid,
+                            i.ns as f64 / 1e6,
+                            i.slices
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(o, "  other tasks on the CPU: {}", t.join(", "));
+            }
+            if !c.stolen.is_empty() {
+                let t: Vec<String> = c
+                    .stolen
+                    .iter()
+                    .take(6)
+                    .map(|(k, n, ns, cnt, max)| {
+                        format!(
+                            "{k} {n} {:.2} ms in {cnt} (longest {:.1} µs)",
+                            *ns as f64 / 1e6,
+                            *max as f64 / 1e3
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(o, "  time taken by interrupts: {}", t.join(", "));
+            }
+        }
+        if !self.findings.is_empty() {
+            let _ = writeln!(o, "\nfindings:");
+            for x in &self.findings {
+                let fix = x
+                    .fix
+                    .as_deref()
+                    .map_or_else(String::new, |f| format!(" → {f}"));
+                let _ = writeln!(
+                    o,
+                    "  {} {} ×{}: {}{fix}",
+                    x.severity.label(),
+                    x.id,
+                    x.count,
+                    x.evidence
+                );
+            }
+        }
+        o
+    }
+}

@@ -1,0 +1,170 @@
+//! Tasks on a watched CPU: who else ran there (traced), context switches
+//! and migrations.
+
+use super::interrupts::isolate_cmdline;
+use super::traced::{Intruder, TracedCpu};
+use super::verdict::CpuVerdict;
+use super::{CauseClass, Context, Finding, Kind, Number, rate, severity_of};
+use crate::collect::cpulist;
+use crate::interval::CpuRates;
+
+/// The findings of one watched CPU's scheduler causes.
+pub fn on_watched(cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict) -> Vec<Finding> {
+    let traced = cx.trace.and_then(|t| t.cpu(r.cpu));
+    let mut out = Vec::new();
+    for c in &v.causes {
+        let f = match c.class {
+            CauseClass::Intruder => traced.and_then(|t| intruders(cx, t, c.limit)),
+            CauseClass::Csw => context_switches(cx, r, traced, c.limit),
+            CauseClass::Mig => migrations(cx, r, traced, c.limit),
+            _ => None,
+        };
+        out.extend(f);
+    }
+    out
+}
+
+/// `taskset` lines that move the user tasks among `who` to the
+/// housekeeping CPUs, or the boot-time cure when only per-CPU kernel
+/// threads (which cannot move) ran there.
+fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder]) -> String {
+    let house = cx.housekeeping();
+    let mut pids: Vec<u32> = who
+        .iter()
+        .filter(|i| !i.task.per_cpu_kthread && i.task.pid != 0)
+        .map(|i| i.task.pid)
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    if pids.is_empty() || house.is_empty() {
+        return isolate_cmdline(cpu);
+    }
+    let list = cpulist::format(&house);
+    pids.iter()
+        .map(|p| format!("taskset -apc {list} {p}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn ms(ns: u64) -> String {
+    let v = ns as f64 / 1e6;
+    if v >= 10.0 {
+        format!("{v:.0} ms")
+    } else {
+        format!("{v:.1} ms")
+    }
+}
+
+fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
+    const SHOWN: usize = 3;
+    let total = t.intruder_ns();
+    let pct = t.pct(total)?;
+    let mut parts: Vec<String> = t
+        .intruders
+        .iter()
+        .take(SHOWN)
+        .map(|i| {
+            format!(
+                "{}[{}] ran {} in {} slice{}",
+                i.task.comm,
+                i.task.pid,
+                ms(i.ns),
+                i.slices,
+                if i.slices == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    if t.intruders.len() > SHOWN {
+        parts.push(format!("{} more tasks", t.intruders.len() - SHOWN));
+    }
+    let owner = t.owner.as_ref().map_or_else(String::new, |o| {
+        format!(" (the CPU belongs to {}[{}])", o.comm, o.pid)
+    });
+    let top = t.intruders.first()?;
+    let who: Vec<&Intruder> = t.intruders.iter().collect();
+    Some(Finding {
+        cpus: vec![t.cpu],
+        kind: Kind::Intruder,
+        severity: severity_of(pct, limit, cx.config),
+        label: top.task.comm.clone(),
+        evidence: format!(
+            "CPU {}: {}: {} ({pct:.2} % of the time){owner}",
+            t.cpu,
+            parts.join(", "),
+            ms(total)
+        ),
+        numbers: std::iter::once(Number::new("intruder_pct", pct))
+            .chain(
+                t.intruders
+                    .iter()
+                    .map(|i| Number::new(format!("pid{}_ns", i.task.pid), i.ns as f64)),
+            )
+            .collect(),
+        fix: Some(move_off(cx, t.cpu, &who)),
+    })
+}
+
+fn context_switches(
+    cx: &Context<'_>,
+    r: &CpuRates,
+    traced: Option<&TracedCpu>,
+    limit: f64,
+) -> Option<Finding> {
+    let csw = r.csw_per_s?;
+    let (who, fix) = match traced {
+        Some(t) if !t.intruders.is_empty() => {
+            let names: Vec<String> = t
+                .intruders
+                .iter()
+                .take(3)
+                .map(|i| format!("{}[{}]", i.task.comm, i.task.pid))
+                .collect();
+            let all: Vec<&Intruder> = t.intruders.iter().collect();
+            (
+                format!(" with {}", names.join(", ")),
+                Some(move_off(cx, r.cpu, &all)),
+            )
+        }
+        _ => (String::new(), Some(isolate_cmdline(r.cpu))),
+    };
+    Some(Finding {
+        cpus: vec![r.cpu],
+        kind: Kind::CswOnWatched,
+        severity: severity_of(csw, limit, cx.config),
+        label: "CSW".into(),
+        evidence: format!("CPU {}: {} context switches/s{who}", r.cpu, rate(csw)),
+        numbers: vec![Number::new("csw_per_s", csw)],
+        fix,
+    })
+}
+
+fn migrations(
+    cx: &Context<'_>,
+    r: &CpuRates,
+    traced: Option<&TracedCpu>,
+    limit: f64,
+) -> Option<Finding> {
+    let mig = r.mig_per_s?;
+    // the counter counts every task that moved onto the CPU, the benchmark
+    // or not: pin the owner when it is known, else keep the balancer away
+    let fix = match traced.and_then(|t| t.owner.as_ref()) {
+        Some(o) if o.pid != 0 => format!("taskset -apc {} {}", r.cpu, o.pid),
+        _ => format!(
+            "boot with isolcpus=domain,{} (kernel command line): the scheduler then balances no task onto it",
+            r.cpu
+        ),
+    };
+    Some(Finding {
+        cpus: vec![r.cpu],
+        kind: Kind::MigOnWatched,
+        severity: severity_of(mig, limit, cx.config),
+        label: "MIG".into(),
+        evidence: format!(
+            "CPU {}: {} task migrations/s counted on it",
+            r.cpu,
+            rate(mig)
+        ),
+        numbers: vec![Number::new("mig_per_s", mig)],
+        fix: Some(fix),
+    })
+}

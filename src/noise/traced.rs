@@ -1,0 +1,95 @@
+//! What the tracepoints said about the traced (watched) CPUs over one
+//! interval, in the terms the rules need: who ran besides the CPU's owner,
+//! and how much time interrupts of each source took from it.
+
+use serde::Serialize;
+
+/// One task, as the scheduler tracepoint named it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TracedTask {
+    /// Command name (`comm`, at most 15 bytes).
+    pub comm: String,
+    /// Process id (thread group).
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Whether it is a kernel thread bound to this CPU (a per-CPU kworker,
+    /// ksoftirqd, migration): `taskset` cannot move it.
+    pub per_cpu_kthread: bool,
+}
+
+/// A task other than the owner that ran on the CPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Intruder {
+    /// The task.
+    pub task: TracedTask,
+    /// Time it ran on the CPU, ns.
+    pub ns: u64,
+    /// How many times it was switched in.
+    pub slices: u64,
+}
+
+/// Time one interrupt source took from the CPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StolenBy {
+    /// `irq`, `softirq`, `timer`, `ipi`.
+    pub kind: String,
+    /// The source's name (`41:virtio3-rx`, `NET_RX`, `local_timer`).
+    pub name: String,
+    /// The IRQ number for device interrupts.
+    pub irq: Option<u32>,
+    /// Total time, ns.
+    pub ns: u64,
+    /// How many times.
+    pub count: u64,
+    /// The longest single interruption, ns.
+    pub max_ns: u64,
+}
+
+/// One traced CPU over the interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TracedCpu {
+    /// The CPU.
+    pub cpu: u32,
+    /// The span the figures cover, ns.
+    pub window_ns: u64,
+    /// The task the CPU belongs to (the benchmark), when known.
+    pub owner: Option<TracedTask>,
+    /// Other tasks that ran, longest first (idle is never one).
+    pub intruders: Vec<Intruder>,
+    /// Interrupt sources, costliest first.
+    pub stolen: Vec<StolenBy>,
+}
+
+/// Every traced CPU of an interval, and what could not be traced.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Traced {
+    /// Per traced CPU.
+    pub cpus: Vec<TracedCpu>,
+    /// Records the kernel dropped (ring full): figures are then low.
+    pub lost: u64,
+}
+
+impl Traced {
+    /// Returns one CPU's figures.
+    pub fn cpu(&self, cpu: u32) -> Option<&TracedCpu> {
+        self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+}
+
+impl TracedCpu {
+    /// Share of the window, %.
+    pub fn pct(&self, ns: u64) -> Option<f64> {
+        (self.window_ns > 0).then(|| 100.0 * ns as f64 / self.window_ns as f64)
+    }
+
+    /// Time every intruder ran, ns.
+    pub fn intruder_ns(&self) -> u64 {
+        self.intruders.iter().map(|i| i.ns).sum()
+    }
+
+    /// Time every interrupt source took, ns.
+    pub fn stolen_ns(&self) -> u64 {
+        self.stolen.iter().map(|s| s.ns).sum()
+    }
+}

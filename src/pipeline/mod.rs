@@ -1,0 +1,230 @@
+//! The one pipeline driver: sample → interval → verdicts and findings.
+//!
+//! Every sink — the dashboard, `--batch`, `check`, `run`, the CSV recorder —
+//! reads the same owned [`Sample`]s, made here and nowhere else. The live
+//! loop ([`live`]) and the replay loop ([`replay`]) both call
+//! [`Driver::step`]; they differ only in what sets the pace.
+
+pub mod control;
+pub mod live;
+pub mod replay;
+
+use std::time::{Duration, Instant};
+
+use crate::engine::Engine;
+use crate::interval::Interval;
+use crate::ladder::Status;
+use crate::machine::Machine;
+use crate::noise::{self, Judgement, NoiseConfig, Traced};
+use crate::sampler::Hardware;
+
+pub use control::Control;
+
+/// One interval and everything judged of it, owned by whoever receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The interval.
+    pub interval: Interval,
+    /// Verdicts and findings of the interval.
+    pub judgement: Judgement,
+    /// The watched CPUs the judgement used, sorted.
+    pub watched: Vec<u32>,
+    /// Who ran on the traced CPUs and what interrupted them, when traced.
+    pub trace: Option<Traced>,
+    /// How each metric is obtained (or why not), as of this snapshot.
+    pub statuses: Vec<Status>,
+    /// New machine facts, when the online set changed and they were read again.
+    pub machine: Option<Box<Machine>>,
+    /// When the sampler takes its next snapshot (live only).
+    pub next_at: Option<Instant>,
+    /// How long taking and judging this sample took.
+    pub took: Duration,
+    /// Replay: this interval's number and how many the capture holds.
+    pub position: Option<(usize, usize)>,
+    /// What the other sinks said (a recorder's file and size, a write
+    /// error), for the screen to show.
+    pub notes: Vec<String>,
+}
+
+/// What a loop tells the one consumer that owns the samples.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    /// The first snapshot is taken: the statuses are known, no interval yet.
+    Ready {
+        /// How each metric is obtained.
+        statuses: Vec<Status>,
+        /// When the first interval will be taken (live only).
+        next_at: Option<Instant>,
+    },
+    /// A new interval.
+    Sample(Box<Sample>),
+    /// No more samples will come, and why.
+    Ended(String),
+}
+
+/// Whether a loop goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Take the next sample.
+    Continue,
+    /// Stop: the consumer is gone or has seen enough.
+    Stop,
+}
+
+/// A consumer of every sample besides the one that owns them (a CSV
+/// recorder), run on the loop's thread before the owner gets the sample.
+pub trait Sink: Send {
+    /// Takes one sample. An error is shown to the user and sampling goes
+    /// on (a full disk must not blind the live view).
+    fn accept(&mut self, s: &Sample) -> Result<(), String>;
+    /// One line for the screen's footer (`rec run.csv 120 rows 48 kB`).
+    fn status(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Who ran on the watched CPUs and what interrupted them: the tracepoint
+/// reader, behind a trait so that tests and replays can do without it.
+pub trait TraceSource: Send {
+    /// Everything traced since the last call.
+    fn drain(&mut self) -> Traced;
+    /// Traces these CPUs from now on.
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
+    /// The CPUs traced now.
+    fn cpus(&self) -> Vec<u32>;
+}
+
+/// The engine, the watched CPUs, the thresholds and the tracer: what turns
+/// one snapshot into a judged [`Sample`].
+pub struct Driver<H: Hardware> {
+    /// Sampler and previous snapshot.
+    pub engine: Engine<H>,
+    watched: Vec<u32>,
+    config: NoiseConfig,
+    tracer: Option<Box<dyn TraceSource>>,
+    /// Why there is no tracer, for the statuses.
+    trace_missing: Option<String>,
+    online: Vec<u32>,
+}
+
+/// What one step produced.
+#[derive(Debug)]
+pub enum Step {
+    /// The first snapshot: no interval yet.
+    Ready(Vec<Status>),
+    /// An interval, judged.
+    Sample(Box<Sample>),
+}
+
+impl<H: Hardware> Driver<H> {
+    /// Wraps an engine with the default thresholds and nothing watched.
+    pub fn new(engine: Engine<H>) -> Self {
+        let online = engine.sampler.machine.online.clone();
+        Driver {
+            engine,
+            watched: Vec::new(),
+            config: NoiseConfig::default(),
+            tracer: None,
+            trace_missing: None,
+            online,
+        }
+    }
+
+    /// Uses these thresholds.
+    #[must_use]
+    pub fn with_config(mut self, config: NoiseConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Watches these CPUs from the start (see [`Self::set_watched`]).
+    #[must_use]
+    pub fn watching(mut self, cpus: &[u32]) -> Self {
+        self.set_watched(cpus);
+        self
+    }
+
+    /// Returns the thresholds.
+    pub fn config(&self) -> &NoiseConfig {
+        &self.config
+    }
+
+    /// Holds these CPUs to the strict rules, reads their per-CPU files every
+    /// sample, and traces them when a tracer is set.
+    pub fn set_watched(&mut self, cpus: &[u32]) {
+        let mut w = cpus.to_vec();
+        w.sort_unstable();
+        w.dedup();
+        self.engine.sampler.set_always(&w);
+        if let Some(t) = &mut self.tracer
+            && let Err(why) = t.retarget(&w)
+        {
+            self.trace_missing = Some(why);
+        }
+        self.watched = w;
+    }
+
+    /// Returns the watched CPUs, sorted.
+    pub fn watched(&self) -> &[u32] {
+        &self.watched
+    }
+
+    /// Attributes time on the watched CPUs with this tracer.
+    pub fn set_tracer(&mut self, tracer: Option<Box<dyn TraceSource>>, missing: Option<String>) {
+        self.tracer = tracer;
+        self.trace_missing = missing;
+    }
+
+    /// Why tracing is off, when it is.
+    pub fn trace_missing(&self) -> Option<&str> {
+        self.trace_missing.as_deref()
+    }
+
+    /// Takes a snapshot and, from the second on, returns the judged interval.
+    pub fn step(&mut self) -> Step {
+        let woke = Instant::now();
+        let iv = self.engine.step();
+        let trace = self.tracer.as_mut().map(|t| t.drain());
+        let statuses = self.engine.statuses();
+        let Some(interval) = iv else {
+            return Step::Ready(statuses);
+        };
+        let machine = (self.engine.sampler.machine.online != self.online).then(|| {
+            self.online.clone_from(&self.engine.sampler.machine.online);
+            Box::new(self.engine.sampler.machine.clone())
+        });
+        let judgement = noise::judge(
+            &interval,
+            &noise::Context {
+                machine: &self.engine.sampler.machine,
+                watched: &self.watched,
+                config: &self.config,
+                trace: trace.as_ref(),
+            },
+        );
+        Step::Sample(Box::new(Sample {
+            interval,
+            judgement,
+            watched: self.watched.clone(),
+            trace,
+            statuses,
+            machine,
+            next_at: None,
+            took: woke.elapsed(),
+            position: None,
+            notes: Vec::new(),
+        }))
+    }
+}
+
+/// Runs every sink on a sample and notes what they said.
+pub fn feed_sinks(sinks: &mut [Box<dyn Sink>], s: &mut Sample) {
+    for k in sinks.iter_mut() {
+        if let Err(e) = k.accept(s) {
+            s.notes.push(e);
+        }
+        if let Some(st) = k.status() {
+            s.notes.push(st);
+        }
+    }
+}
