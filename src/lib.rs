@@ -17,6 +17,7 @@ pub mod name;
 pub mod noise;
 pub mod output;
 pub mod pipeline;
+pub mod record;
 pub mod sampler;
 pub mod snapshot;
 pub mod source;

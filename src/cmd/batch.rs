@@ -111,12 +111,16 @@ pub struct ReplayOpts {
 
 /// The sinks besides the printer or the screen: the CSV recorder.
 pub fn sinks(
-    _record: &RecordArgs,
-    _machine: &Machine,
-    _interval: std::time::Duration,
-    _watched: &[u32],
+    record: &RecordArgs,
+    machine: &Machine,
+    interval: std::time::Duration,
+    watched: &[u32],
 ) -> Result<Vec<Box<dyn Sink>>> {
-    Ok(Vec::new())
+    let rec = crate::record::sink::open(record, machine, interval, watched)?;
+    Ok(rec
+        .map(|r| Box::new(r) as Box<dyn Sink>)
+        .into_iter()
+        .collect())
 }
 
 /// `noisetop --batch`: tables on the live machine (or `--root`), captured
@@ -184,7 +188,7 @@ fn sample_live(
         stop,
         count: Some(sample.count.unwrap_or(u64::MAX)),
     };
-    if let Some(dir) = capture_dir {
+    let r = if let Some(dir) = capture_dir {
         let hw = Recorder::new(hw);
         let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
         let dir = dir.to_path_buf();
@@ -199,7 +203,11 @@ fn sample_live(
         let (t, missing) = crate::cmd::tracer_for(&tree, &roots, &watched, no_trace, Vec::new());
         driver.set_tracer(t, missing);
         go(&mut driver, &live, sinks, None, printer)
+    };
+    if let Some(a) = print {
+        crate::record::sink::print_summary(&a.record, true);
     }
+    r
 }
 
 fn driver<H: Hardware>(
@@ -296,6 +304,8 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     let end = replay::run(&r.instants, &mut driver, o.count, &mut sinks, &mut out);
     printer.finish()?;
     let _ = std::io::stdout().flush();
+    drop(sinks);
+    crate::record::sink::print_summary(&o.record, true);
     match end {
         End::Failed(e) => bail!(e),
         _ => Ok(()),

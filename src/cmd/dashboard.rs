@@ -154,6 +154,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     if sampler.join().is_err() {
         bail!("the sampler thread panicked (its message is above)");
     }
+    crate::record::sink::print_summary(&a.record, false);
     r
 }
 
@@ -196,5 +197,6 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     if reader.join().is_err() {
         bail!("the replay thread panicked (its message is above)");
     }
+    crate::record::sink::print_summary(&o.record, false);
     r
 }

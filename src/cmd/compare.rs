@@ -1,0 +1,40 @@
+//! `noisetop compare A.csv B.csv`: two recordings side by side.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::CpuList;
+use crate::record::compare::Comparison;
+use crate::record::report::Format;
+
+/// Options of `compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompareArgs {
+    /// The first recording (A).
+    pub a: PathBuf,
+    /// The second recording (B).
+    pub b: PathBuf,
+    /// CPUs to compare one by one and to explain (`0-3,8`); all by default.
+    #[arg(long, value_parser = cpus)]
+    pub cpus: Option<CpuList>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+fn cpus(s: &str) -> Result<CpuList, String> {
+    let cpus = crate::collect::cpulist::parse(s.trim())?;
+    if cpus.is_empty() {
+        return Err("empty CPU list".into());
+    }
+    Ok(CpuList(cpus))
+}
+
+/// Prints the comparison.
+pub fn run(args: &CompareArgs) -> Result<ExitCode> {
+    let cmp = Comparison::build(&args.a, &args.b, args.cpus.as_ref().map(|c| c.0.as_slice()))?;
+    crate::cmd::out::emit(&mut std::io::stdout().lock(), &cmp.render(args.format))?;
+    Ok(ExitCode::SUCCESS)
+}

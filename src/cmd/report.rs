@@ -1,0 +1,34 @@
+//! `noisetop report FILE.csv`: what a recording saw, and its plot.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::record::report::{Format, Report};
+
+/// Options of `report`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// The recording (`--record FILE.csv`).
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also draw frequency, C-state residency and interrupts over time
+    /// (`.svg` or `.png`).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Prints the report (and writes the plot).
+pub fn run(args: &ReportArgs) -> Result<ExitCode> {
+    let report = Report::build(&args.file)?;
+    crate::cmd::out::emit(&mut std::io::stdout().lock(), &report.render(args.format))?;
+    if let Some(out) = &args.plot {
+        crate::record::plot::plot(&args.file, out)
+            .with_context(|| format!("cannot draw {}", out.display()))?;
+        eprintln!("plot written to {}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

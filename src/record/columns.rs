@@ -1,0 +1,658 @@
+//! The recording's CSV schema: every column's name (units in the name), the
+//! turbostat column it matches where there is one, and how its value is
+//! taken from an interval for a CPU row and for the machine row.
+//!
+//! The fixed columns are the same on every machine; one `<state>_pct` and
+//! `<state>_per_s` pair per cpuidle state of the machine sits between the
+//! hardware C-states and the interrupts, so two recordings of one machine
+//! always have the same header.
+
+use crate::interval::{CpuRates, Interval, PkgRates};
+use crate::machine::Machine;
+
+/// Version of the CSV layout; a reader refuses another one.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Significant digits of every recorded number (integers are exact).
+pub const DIGITS: i32 = 6;
+
+/// How the machine row (`cpu` = `all`) combines the CPUs' values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Mean of the CPUs whose value is known (frequencies, percentages).
+    Mean,
+    /// Sum over the CPUs (rates, counts, per-core watts).
+    Sum,
+    /// Highest value (temperatures, SMIs: every SMI stops every CPU).
+    Max,
+    /// Not a per-CPU figure: taken from the packages.
+    Package,
+}
+
+/// A column whose value is a number taken from the interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Core id.
+    Core,
+    /// Package id.
+    Package,
+    /// `avg_mhz`.
+    AvgMhz,
+    /// `busy_pct`.
+    BusyPct,
+    /// `bzy_mhz`.
+    BzyMhz,
+    /// `tsc_mhz`.
+    TscMhz,
+    /// Hardware core C-state residency (`C1`, `C3`, `C6`, `C7`, `MC6`).
+    HwCstate(&'static str),
+    /// cpuidle residency of the state with this index in the schema's states.
+    IdlePct(usize),
+    /// cpuidle entries per second.
+    IdlePerS(usize),
+    /// All interrupts.
+    IrqPerS,
+    /// Local timer.
+    LocPerS,
+    /// Reschedule IPIs.
+    ResPerS,
+    /// Function-call IPIs.
+    CalPerS,
+    /// TLB shootdowns.
+    TlbPerS,
+    /// Every IPI class.
+    IpiPerS,
+    /// Device interrupts.
+    DevPerS,
+    /// NMIs.
+    NmiPerS,
+    /// Softirqs.
+    SoftirqPerS,
+    /// Context switches.
+    CswPerS,
+    /// Migrations.
+    MigPerS,
+    /// Steal time.
+    StealPct,
+    /// SMIs in the interval.
+    Smi,
+    /// Core temperature.
+    TempC,
+    /// Core throttle events in the interval.
+    Throttle,
+    /// Per-core power (AMD).
+    CoreWatt,
+    /// Package power, all packages.
+    PkgWatt,
+    /// DRAM power.
+    RamWatt,
+    /// Graphics or uncore power.
+    GfxWatt,
+    /// Platform (psys) power.
+    SysWatt,
+    /// Hottest package.
+    PkgTempC,
+    /// Package throttle events.
+    PkgThrottle,
+    /// Package C-state residency, mean over packages.
+    PkgCstate(&'static str),
+    /// Seconds the cpuidle and throttle figures cover when read in rounds.
+    WindowS,
+}
+
+/// What a column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `time`: ISO-8601 UTC with milliseconds.
+    Time,
+    /// `t_s`: seconds since the recording began.
+    Elapsed,
+    /// `dt_s`: the interval's length.
+    Dt,
+    /// `cpu`: a CPU number or `all`.
+    Cpu,
+    /// A number from the interval.
+    Num(Field),
+    /// `verdict`.
+    Verdict,
+    /// `findings`: finding ids separated by `;`.
+    Findings,
+}
+
+/// One column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Header name.
+    pub name: String,
+    /// turbostat's name for the same figure, where it has one.
+    pub turbostat: Option<String>,
+    /// What it means, with its unit.
+    pub about: String,
+    /// Where its value comes from.
+    pub kind: Kind,
+}
+
+/// Hardware core C-states a model may count (x86 tables and perf `cstate_core`).
+pub const HW_CORE: [&str; 4] = ["C1", "C3", "C6", "C7"];
+/// Package C-states (x86 tables and perf `cstate_pkg`).
+pub const HW_PKG: [&str; 7] = ["PC2", "PC3", "PC6", "PC7", "PC8", "PC9", "PC10"];
+
+/// The columns of a recording of one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    /// Every column, in file order.
+    pub columns: Vec<Column>,
+    /// cpuidle state names of the machine, in state order.
+    pub states: Vec<String>,
+}
+
+/// Turns an idle state's name into its column stem: lower case, anything
+/// not a letter or digit becomes `_` (`C1-HSW` → `c1_hsw`).
+pub fn state_stem(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        s.push_str("state");
+    }
+    s
+}
+
+/// The cpuidle state names of a machine: the first CPU's states in index
+/// order, then any name another CPU has that it lacks.
+pub fn machine_states(m: &Machine) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, states) in m.idle_states.iter() {
+        for st in states {
+            if !out.iter().any(|n| n == st.name.as_str()) {
+                out.push(st.name.to_string());
+            }
+        }
+    }
+    out
+}
+
+impl Schema {
+    /// Builds the schema for a machine's idle states.
+    pub fn for_machine(m: &Machine) -> Schema {
+        Schema::with_states(machine_states(m))
+    }
+
+    /// Builds the schema for these cpuidle state names.
+    pub fn with_states(states: Vec<String>) -> Schema {
+        use Field as F;
+        use Kind::Num;
+        let mut c = Vec::new();
+        let mut add = |name: &str, ts: Option<&str>, about: &str, kind: Kind| {
+            c.push(Column {
+                name: name.to_string(),
+                turbostat: ts.map(str::to_string),
+                about: about.to_string(),
+                kind,
+            });
+        };
+        add(
+            "time",
+            Some("Time_Of_Day_Seconds"),
+            "end of the interval, ISO-8601 UTC (turbostat: seconds since the epoch)",
+            Kind::Time,
+        );
+        add(
+            "t_s",
+            None,
+            "end of the interval, s since the recording began",
+            Kind::Elapsed,
+        );
+        add("dt_s", None, "length of the interval, s", Kind::Dt);
+        add(
+            "cpu",
+            Some("CPU"),
+            "CPU number, `all` for the machine row",
+            Kind::Cpu,
+        );
+        add("core", Some("Core"), "core id", Num(F::Core));
+        add("package", Some("Package"), "package id", Num(F::Package));
+        add("avg_mhz", Some("Avg_MHz"), "ΔAPERF/dt, MHz", Num(F::AvgMhz));
+        add(
+            "busy_pct",
+            Some("Busy%"),
+            "100·ΔMPERF/ΔTSC, %",
+            Num(F::BusyPct),
+        );
+        add(
+            "bzy_mhz",
+            Some("Bzy_MHz"),
+            "base·ΔAPERF/ΔMPERF, MHz",
+            Num(F::BzyMhz),
+        );
+        add("tsc_mhz", Some("TSC_MHz"), "ΔTSC/dt, MHz", Num(F::TscMhz));
+        for (name, ts) in HW_CORE.iter().zip(["CPU%c1", "CPU%c3", "CPU%c6", "CPU%c7"]) {
+            let col = format!("cpu_{}_pct", name.to_ascii_lowercase());
+            add(
+                &col,
+                Some(ts),
+                "hardware core C-state residency, % of TSC",
+                Num(F::HwCstate(name)),
+            );
+        }
+        add(
+            "mod_c6_pct",
+            Some("Mod%c6"),
+            "hardware module C6 residency, % of TSC",
+            Num(F::HwCstate("MC6")),
+        );
+        for (i, s) in states.iter().enumerate() {
+            let stem = state_stem(s);
+            add(
+                &format!("{stem}_pct"),
+                Some(&format!("{s}%")),
+                &format!("cpuidle {s}: share of the interval, %"),
+                Num(F::IdlePct(i)),
+            );
+            add(
+                &format!("{stem}_per_s"),
+                Some(s),
+                &format!("cpuidle {s}: entries per second (turbostat: per interval)"),
+                Num(F::IdlePerS(i)),
+            );
+        }
+        add(
+            "irq_per_s",
+            Some("IRQ"),
+            "every /proc/interrupts row, per s (turbostat: per interval)",
+            Num(F::IrqPerS),
+        );
+        add(
+            "loc_per_s",
+            None,
+            "local timer interrupts, per s",
+            Num(F::LocPerS),
+        );
+        add(
+            "res_per_s",
+            None,
+            "rescheduling IPIs, per s",
+            Num(F::ResPerS),
+        );
+        add(
+            "cal_per_s",
+            None,
+            "function call IPIs, per s",
+            Num(F::CalPerS),
+        );
+        add("tlb_per_s", None, "TLB shootdowns, per s", Num(F::TlbPerS));
+        add("ipi_per_s", None, "every IPI class, per s", Num(F::IpiPerS));
+        add(
+            "dev_per_s",
+            None,
+            "numbered device interrupts, per s",
+            Num(F::DevPerS),
+        );
+        add(
+            "nmi_per_s",
+            Some("NMI"),
+            "NMIs, per s (turbostat: per interval)",
+            Num(F::NmiPerS),
+        );
+        add(
+            "softirq_per_s",
+            None,
+            "every softirq, per s",
+            Num(F::SoftirqPerS),
+        );
+        add(
+            "csw_per_s",
+            None,
+            "context switches, per s",
+            Num(F::CswPerS),
+        );
+        add("mig_per_s", None, "migrations, per s", Num(F::MigPerS));
+        add(
+            "steal_pct",
+            None,
+            "/proc/stat steal, % of the CPU's time",
+            Num(F::StealPct),
+        );
+        add("smi", Some("SMI"), "SMIs in the interval", Num(F::Smi));
+        add(
+            "temp_c",
+            Some("CoreTmp"),
+            "core temperature, °C",
+            Num(F::TempC),
+        );
+        add(
+            "throttle",
+            Some("CoreThr"),
+            "core throttle events in the interval",
+            Num(F::Throttle),
+        );
+        add(
+            "core_watt",
+            Some("CorWatt"),
+            "core power, W",
+            Num(F::CoreWatt),
+        );
+        add(
+            "pkg_watt",
+            Some("PkgWatt"),
+            "package power, all packages, W",
+            Num(F::PkgWatt),
+        );
+        add(
+            "ram_watt",
+            Some("RAMWatt"),
+            "DRAM power, W",
+            Num(F::RamWatt),
+        );
+        add(
+            "gfx_watt",
+            Some("GFXWatt"),
+            "graphics/uncore power, W",
+            Num(F::GfxWatt),
+        );
+        add(
+            "sys_watt",
+            Some("SysWatt"),
+            "platform (psys) power, W",
+            Num(F::SysWatt),
+        );
+        add(
+            "pkg_temp_c",
+            Some("PkgTmp"),
+            "hottest package, °C",
+            Num(F::PkgTempC),
+        );
+        add(
+            "pkg_throttle",
+            None,
+            "package throttle events in the interval",
+            Num(F::PkgThrottle),
+        );
+        for name in HW_PKG {
+            let lower = name.to_ascii_lowercase();
+            let ts = if name == "PC10" {
+                "Pk%pc10".to_string()
+            } else {
+                format!("Pkg%{lower}")
+            };
+            add(
+                &format!("pkg_{lower}_pct"),
+                Some(&ts),
+                "package C-state residency, % of TSC",
+                Num(F::PkgCstate(name)),
+            );
+        }
+        add(
+            "window_s",
+            None,
+            "s the cpuidle and throttle figures cover when read in rounds",
+            Num(F::WindowS),
+        );
+        add("verdict", None, "the CPU's verdict", Kind::Verdict);
+        add(
+            "findings",
+            None,
+            "active finding ids, `;`-separated",
+            Kind::Findings,
+        );
+        Schema { columns: c, states }
+    }
+
+    /// Returns the header names.
+    pub fn names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+}
+
+/// How the machine row combines a field.
+pub fn combine(f: Field) -> Combine {
+    match f {
+        Field::AvgMhz
+        | Field::BusyPct
+        | Field::BzyMhz
+        | Field::TscMhz
+        | Field::HwCstate(_)
+        | Field::IdlePct(_)
+        | Field::StealPct => Combine::Mean,
+        Field::TempC | Field::Smi | Field::WindowS => Combine::Max,
+        Field::Core
+        | Field::Package
+        | Field::PkgWatt
+        | Field::RamWatt
+        | Field::GfxWatt
+        | Field::SysWatt
+        | Field::PkgTempC
+        | Field::PkgThrottle
+        | Field::PkgCstate(_) => Combine::Package,
+        _ => Combine::Sum,
+    }
+}
+
+/// Returns a CPU's value of a field; package fields are the machine row's.
+pub fn cpu_value(f: Field, r: &CpuRates, states: &[String]) -> Option<f64> {
+    let idle = |i: usize| {
+        let name = states.get(i)?;
+        r.idle.iter().find(|s| s.name.as_str() == name)
+    };
+    match f {
+        Field::Core => r.core.map(f64::from),
+        Field::Package => r.package.map(f64::from),
+        Field::AvgMhz => r.avg_mhz,
+        Field::BusyPct => r.busy_pct,
+        Field::BzyMhz => r.bzy_mhz,
+        Field::TscMhz => r.tsc_mhz,
+        Field::HwCstate(n) => r.hw_cstates.iter().find(|(k, _)| *k == n)?.1,
+        // a disabled state is not entered: its cells stay empty
+        Field::IdlePct(i) => idle(i).filter(|s| s.disabled != Some(true))?.pct,
+        Field::IdlePerS(i) => idle(i).filter(|s| s.disabled != Some(true))?.per_s,
+        Field::IrqPerS => r.irq_per_s,
+        Field::LocPerS => r.loc_per_s,
+        Field::ResPerS => r.res_per_s,
+        Field::CalPerS => r.cal_per_s,
+        Field::TlbPerS => r.tlb_per_s,
+        Field::IpiPerS => r.ipi_per_s,
+        Field::DevPerS => r.dev_per_s,
+        Field::NmiPerS => r.nmi_per_s,
+        Field::SoftirqPerS => r.softirq_per_s,
+        Field::CswPerS => r.csw_per_s,
+        Field::MigPerS => r.mig_per_s,
+        Field::StealPct => r.time.and_then(|t| t.steal),
+        Field::Smi => r.smi.map(|v| v as f64),
+        Field::TempC => r.temp_c,
+        Field::Throttle => r.throttle.map(|v| v as f64),
+        Field::CoreWatt => r.core_watt,
+        Field::WindowS => r.window_s,
+        Field::PkgWatt
+        | Field::RamWatt
+        | Field::GfxWatt
+        | Field::SysWatt
+        | Field::PkgTempC
+        | Field::PkgThrottle
+        | Field::PkgCstate(_) => None,
+    }
+}
+
+/// Maps a RAPL domain (MSR or powercap) to its watt field.
+fn domain_field(domain: &str) -> Option<Field> {
+    match domain {
+        "pkg" | "package" => Some(Field::PkgWatt),
+        "ram" | "dram" => Some(Field::RamWatt),
+        "gpu" | "gfx" | "uncore" => Some(Field::GfxWatt),
+        "psys" => Some(Field::SysWatt),
+        "cores" | "core" => Some(Field::CoreWatt),
+        _ => None,
+    }
+}
+
+fn pkg_watts(pkgs: &[PkgRates], f: Field) -> Option<f64> {
+    let mut sum = None;
+    for p in pkgs {
+        for (d, w) in &p.watts {
+            if domain_field(d) == Some(f) {
+                // one unknown package makes the machine's total unknown
+                let w = (*w)?;
+                *sum.get_or_insert(0.0) += w;
+            }
+        }
+    }
+    sum
+}
+
+/// Returns the machine row's value of a field.
+pub fn machine_value(f: Field, iv: &Interval, states: &[String]) -> Option<f64> {
+    match combine(f) {
+        Combine::Package => match f {
+            Field::PkgTempC => iv.pkgs.iter().filter_map(|p| p.temp_c).reduce(f64::max),
+            Field::PkgThrottle => {
+                let v: Vec<u64> = iv.pkgs.iter().filter_map(|p| p.throttle).collect();
+                (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64)
+            }
+            Field::PkgCstate(n) => mean(
+                iv.pkgs
+                    .iter()
+                    .filter_map(|p| p.cstates.iter().find(|(k, _)| *k == n)?.1),
+            ),
+            Field::Core | Field::Package => None,
+            _ => pkg_watts(&iv.pkgs, f),
+        },
+        Combine::Mean => mean(iv.cpus.iter().filter_map(|r| cpu_value(f, r, states))),
+        Combine::Max => iv
+            .cpus
+            .iter()
+            .filter_map(|r| cpu_value(f, r, states))
+            .reduce(f64::max),
+        Combine::Sum => {
+            let sum = iv
+                .cpus
+                .iter()
+                .filter_map(|r| cpu_value(f, r, states))
+                .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v));
+            // cores power from the package counters when no per-core one
+            if f == Field::CoreWatt && sum.is_none() {
+                return pkg_watts(&iv.pkgs, f);
+            }
+            sum
+        }
+    }
+}
+
+fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
+    let (n, s) = it.fold((0u32, 0.0), |(n, s), v| (n + 1, s + v));
+    (n > 0).then(|| s / f64::from(n))
+}
+
+/// Writes a number with [`DIGITS`] significant digits, no exponent and no
+/// trailing zeros; integers as integers. `None` is the empty cell.
+pub fn write_num(out: &mut String, v: f64) {
+    use std::fmt::Write as _;
+    if !v.is_finite() {
+        return;
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let _ = write!(out, "{}", v as i64);
+        return;
+    }
+    let mag = v.abs().log10().floor() as i32;
+    let decimals = (DIGITS - 1 - mag).clamp(0, 12) as usize;
+    let start = out.len();
+    let _ = write!(out, "{v:.decimals$}");
+    if decimals > 0 {
+        let trimmed = out[start..]
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .len();
+        out.truncate(start + trimmed);
+    }
+    if &out[start..] == "-0" {
+        out.truncate(start);
+        out.push('0');
+    }
+}
+
+/// Rounds a number as [`write_num`] writes it.
+pub fn rounded(v: f64) -> f64 {
+    let mut s = String::new();
+    write_num(&mut s, v);
+    s.parse().unwrap_or(f64::NAN)
+}
+
+/// Formats ns since the epoch as ISO-8601 UTC with milliseconds.
+pub fn iso_time(wall_ns: u64) -> String {
+    let ms = wall_ns / 1_000_000;
+    let secs = ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+/// Days since 1970-01-01 to a civil date (proleptic Gregorian), after
+/// Howard Hinnant's `civil_from_days`.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_six_significant_digits_and_no_exponent() {
+        let w = |v: f64| {
+            let mut s = String::new();
+            write_num(&mut s, v);
+            s
+        };
+        assert_eq!(w(2_345.678_901), "2345.68");
+        assert_eq!(w(0.000_277_777_7), "0.000277778");
+        assert_eq!(w(100.0), "100");
+        assert_eq!(w(0.0), "0");
+        assert_eq!(w(-1e-14), "0");
+        assert_eq!(w(12.5), "12.5");
+        assert_eq!(w(f64::NAN), "");
+        assert_eq!(w(1_234_567.891), "1234568");
+    }
+
+    #[test]
+    fn iso_time_is_utc_with_milliseconds() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+        // 2023-11-14T22:13:20Z is 1_700_000_000 s
+        assert_eq!(
+            iso_time(1_700_000_000_123_456_789),
+            "2023-11-14T22:13:20.123Z"
+        );
+        assert_eq!(
+            iso_time(951_782_400_000_000_000),
+            "2000-02-29T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn state_names_become_column_stems() {
+        assert_eq!(state_stem("C1-HSW"), "c1_hsw");
+        assert_eq!(state_stem("POLL"), "poll");
+        assert_eq!(state_stem(""), "state");
+    }
+}

@@ -1,0 +1,427 @@
+//! `report`: what one recording saw, per CPU and for the machine, as a text
+//! table, Markdown or JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::record::reader::{ReadError, Recording};
+use crate::record::stats::{QUANTILE_COLUMNS, Quantiles, Seen, Stats};
+use crate::record::table::{Table, num};
+
+/// An idle state as the report lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateCol {
+    /// Kernel name (column stem when there is no sidecar).
+    pub name: String,
+    /// Column stem.
+    pub column: String,
+    /// Exit latency, µs.
+    pub latency_us: Option<u64>,
+    /// CPUs on which it is disabled.
+    pub disabled_cpus: Vec<u32>,
+}
+
+/// One CPU's (or the machine's) figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EntityReport {
+    /// CPU number, or `all`.
+    pub cpu: String,
+    /// Rows read.
+    pub rows: u64,
+    /// Quantiles of `avg_mhz`.
+    pub avg_mhz: Option<Quantiles>,
+    /// Quantiles of `bzy_mhz`.
+    pub bzy_mhz: Option<Quantiles>,
+    /// Quantiles of `busy_pct`.
+    pub busy_pct: Option<Quantiles>,
+    /// Mean of every other column (machine row: its own figures, where
+    /// rates are sums over the CPUs); `None` when never known.
+    pub means: BTreeMap<String, Option<f64>>,
+    /// SMIs and throttle events over the whole recording.
+    pub totals: BTreeMap<String, Option<f64>>,
+    /// Verdict → rows.
+    pub verdicts: BTreeMap<String, u64>,
+}
+
+/// The report of one recording.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// The CSV.
+    pub file: String,
+    /// CPU model, from the sidecar.
+    pub model: Option<String>,
+    /// Host name, from the sidecar.
+    pub host: Option<String>,
+    /// CPUs seen.
+    pub cpus: usize,
+    /// Intervals (machine rows).
+    pub intervals: u64,
+    /// Mean interval, s.
+    pub interval_s: Option<f64>,
+    /// First row's time.
+    pub first: Option<String>,
+    /// Last row's time.
+    pub last: Option<String>,
+    /// Seconds from the first row's interval start to the last row.
+    pub duration_s: Option<f64>,
+    /// Idle states.
+    pub states: Vec<StateCol>,
+    /// Machine first, then each CPU.
+    pub rows: Vec<EntityReport>,
+    /// Findings seen.
+    pub findings: Vec<Seen>,
+    /// Notes from reading.
+    pub notes: Vec<String>,
+}
+
+/// Output format of `report` and `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned text.
+    Table,
+    /// Markdown.
+    Md,
+    /// JSON.
+    Json,
+}
+
+const TOTALS: [&str; 3] = ["smi", "throttle", "pkg_throttle"];
+
+/// The idle states of a recording, with latencies from its sidecar.
+pub fn states_of(rec: &Recording) -> Vec<StateCol> {
+    rec.states
+        .iter()
+        .map(|stem| {
+            let fact = rec
+                .sidecar
+                .as_ref()
+                .and_then(|s| s.facts.idle_states.iter().find(|f| f.column == *stem));
+            StateCol {
+                name: fact.map_or_else(|| stem.to_uppercase(), |f| f.name.clone()),
+                column: stem.clone(),
+                latency_us: fact.and_then(|f| f.latency_us),
+                disabled_cpus: fact.map(|f| f.disabled_cpus.clone()).unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+impl Report {
+    /// Reads a recording and builds its report.
+    pub fn build(path: &Path) -> Result<Report, ReadError> {
+        let rec = Recording::open(path)?;
+        let st = Stats::gather(&rec)?;
+        Ok(Report::from_stats(&rec, &st))
+    }
+
+    /// Builds the report from gathered statistics.
+    pub fn from_stats(rec: &Recording, st: &Stats) -> Report {
+        let mut rows = Vec::new();
+        for (who, e) in &st.entities {
+            let q = st.quantiles.get(who);
+            let qa = |i: usize| q.and_then(|q| q.get(i).copied().flatten());
+            let mut means = BTreeMap::new();
+            let mut totals = BTreeMap::new();
+            for (i, c) in st.columns.iter().enumerate() {
+                if QUANTILE_COLUMNS.contains(&c.as_str()) || c == "core" || c == "package" {
+                    continue;
+                }
+                let acc = e.cols[i];
+                if TOTALS.contains(&c.as_str()) {
+                    totals.insert(c.clone(), acc.sum());
+                } else {
+                    means.insert(c.clone(), acc.mean());
+                }
+            }
+            rows.push(EntityReport {
+                cpu: who.map_or_else(|| "all".to_string(), |c| c.to_string()),
+                rows: e.rows,
+                avg_mhz: qa(0),
+                bzy_mhz: qa(1),
+                busy_pct: qa(2),
+                means,
+                totals,
+                verdicts: e.verdicts.clone(),
+            });
+        }
+        let sc = rec.sidecar.as_ref();
+        let duration_s = match (&st.first, &st.last) {
+            (Some(a), Some(b)) => Some(b.1 - a.1 + st.dt.mean().unwrap_or(0.0)),
+            _ => None,
+        };
+        Report {
+            file: rec.path.display().to_string(),
+            model: sc.and_then(|s| s.facts.model.clone()),
+            host: sc.and_then(|s| s.facts.hostname.clone()),
+            cpus: st.cpus().len(),
+            intervals: st.intervals,
+            interval_s: st.dt.mean(),
+            first: st.first.as_ref().map(|f| f.0.clone()),
+            last: st.last.as_ref().map(|f| f.0.clone()),
+            duration_s,
+            states: states_of(rec),
+            rows,
+            findings: st.findings.clone(),
+            notes: st.notes.clone(),
+        }
+    }
+
+    /// Renders the report.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
+            Format::Table => self.text(false, None),
+            Format::Md => self.text(true, None),
+        }
+    }
+
+    /// Renders as text or Markdown; `limit` keeps at most that many CPU
+    /// rows (the noisiest), for the summary printed on quit.
+    pub fn text(&self, md: bool, limit: Option<usize>) -> String {
+        let mut out = String::new();
+        let title = |out: &mut String, t: &str| {
+            if md {
+                let _ = write!(out, "\n### {t}\n\n");
+            } else {
+                let _ = write!(out, "\n{t}\n");
+            }
+        };
+        let tbl = |t: &Table| if md { t.markdown() } else { t.text() };
+        if md {
+            let _ = write!(out, "## noisetop report: `{}`\n\n", self.file);
+        } else {
+            let _ = writeln!(out, "noisetop report: {}", self.file);
+        }
+        let _ = writeln!(
+            out,
+            "{}{} CPUs · {} intervals of {} s · {} → {}{}",
+            self.model
+                .as_ref()
+                .map_or(String::new(), |m| format!("{m} · ")),
+            self.cpus,
+            self.intervals,
+            num(self.interval_s),
+            self.first.as_deref().unwrap_or("?"),
+            self.last.as_deref().unwrap_or("?"),
+            self.duration_s
+                .map_or(String::new(), |d| format!(" ({d:.0} s)"))
+        );
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        let rows = self.shown_rows(limit);
+        let hidden = self.rows.len() - rows.len();
+        let q = |q: Option<Quantiles>| match q {
+            Some(q) => [
+                num(Some(q.min)),
+                num(Some(q.median)),
+                num(Some(q.p99)),
+                num(Some(q.max)),
+            ],
+            None => ["?".into(), "?".into(), "?".into(), "?".into()],
+        };
+        title(&mut out, "Frequency and load (min / median / p99 / max)");
+        let mut t = Table::new(&[
+            "CPU", "Avg_MHz", "med", "p99", "max", "Bzy_MHz", "med", "p99", "max", "Busy%", "med",
+            "p99", "max",
+        ]);
+        for r in &rows {
+            let mut cells = vec![r.cpu.clone()];
+            cells.extend(q(r.avg_mhz));
+            cells.extend(q(r.bzy_mhz));
+            cells.extend(q(r.busy_pct));
+            t.row(cells);
+        }
+        out.push_str(&tbl(&t));
+        if !self.states.is_empty() {
+            let lat: Vec<String> = self
+                .states
+                .iter()
+                .map(|s| {
+                    let mut l = format!(
+                        "{} {} µs",
+                        s.name,
+                        s.latency_us.map_or("?".to_string(), |l| l.to_string())
+                    );
+                    if !s.disabled_cpus.is_empty() {
+                        let _ = write!(
+                            l,
+                            " (disabled on {})",
+                            crate::collect::cpulist::format(&s.disabled_cpus)
+                        );
+                    }
+                    l
+                })
+                .collect();
+            title(
+                &mut out,
+                &format!(
+                    "Idle states: mean % of time and entries/s (exit latency: {})",
+                    lat.join(", ")
+                ),
+            );
+            let mut head = vec!["CPU".to_string()];
+            head.extend(self.states.iter().map(|s| format!("{}%", s.name)));
+            head.extend(self.states.iter().map(|s| format!("{}/s", s.name)));
+            for h in crate::record::columns::HW_CORE {
+                head.push(format!("CPU%{}", h.to_lowercase()));
+            }
+            let mut t = Table::new(&head);
+            for r in &rows {
+                let mut cells = vec![r.cpu.clone()];
+                let m = |k: String| num(r.means.get(&k).copied().flatten());
+                cells.extend(self.states.iter().map(|s| m(format!("{}_pct", s.column))));
+                cells.extend(self.states.iter().map(|s| m(format!("{}_per_s", s.column))));
+                for h in crate::record::columns::HW_CORE {
+                    cells.push(m(format!("cpu_{}_pct", h.to_lowercase())));
+                }
+                t.row(cells);
+            }
+            // hardware columns no CPU had are dropped
+            drop_unknown_columns(&mut t);
+            out.push_str(&tbl(&t));
+        }
+        title(
+            &mut out,
+            "Interrupts and scheduling: mean per s (the machine row sums the CPUs)",
+        );
+        let cols = [
+            ("IRQ", "irq_per_s"),
+            ("LOC", "loc_per_s"),
+            ("RES", "res_per_s"),
+            ("CAL", "cal_per_s"),
+            ("TLB", "tlb_per_s"),
+            ("DEV", "dev_per_s"),
+            ("NMI", "nmi_per_s"),
+            ("SOFTIRQ", "softirq_per_s"),
+            ("CSW", "csw_per_s"),
+            ("MIG", "mig_per_s"),
+            ("steal%", "steal_pct"),
+            ("SMI", "smi"),
+            ("°C", "temp_c"),
+            ("CorW", "core_watt"),
+            ("PkgW", "pkg_watt"),
+            ("RAMW", "ram_watt"),
+        ];
+        let mut t = Table::new(
+            &std::iter::once("CPU")
+                .chain(cols.iter().map(|c| c.0))
+                .collect::<Vec<_>>(),
+        );
+        for r in &rows {
+            let mut cells = vec![r.cpu.clone()];
+            for (_, c) in cols {
+                let v = r
+                    .means
+                    .get(c)
+                    .copied()
+                    .or_else(|| r.totals.get(c).copied())
+                    .flatten();
+                cells.push(num(v));
+            }
+            t.row(cells);
+        }
+        drop_unknown_columns(&mut t);
+        out.push_str(&tbl(&t));
+        if hidden > 0 {
+            let _ = writeln!(
+                out,
+                "({hidden} quieter CPUs not shown: `noisetop report FILE` lists every CPU)"
+            );
+        }
+        title(&mut out, "Verdicts (rows)");
+        let mut t = Table::new(&["CPU", "verdicts"]);
+        for r in &rows {
+            let v: Vec<String> = r.verdicts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            t.row(vec![
+                r.cpu.clone(),
+                if v.is_empty() {
+                    "-".into()
+                } else {
+                    v.join(", ")
+                },
+            ]);
+        }
+        out.push_str(&tbl(&t));
+        title(&mut out, "Findings");
+        if self.findings.is_empty() {
+            out.push_str("none seen\n");
+        } else {
+            let mut t = Table::new(&["finding", "intervals", "CPUs", "first", "last"]);
+            for f in &self.findings {
+                t.row(vec![
+                    f.id.clone(),
+                    format!("{} of {}", f.intervals, self.intervals),
+                    if f.cpus.is_empty() {
+                        "machine".into()
+                    } else {
+                        crate::collect::cpulist::format(&f.cpus)
+                    },
+                    f.first.clone(),
+                    f.last.clone(),
+                ]);
+            }
+            out.push_str(&tbl(&t));
+        }
+        out
+    }
+
+    /// The machine row and the CPUs to show: all, or the `limit` with the
+    /// most findings and interrupts.
+    fn shown_rows(&self, limit: Option<usize>) -> Vec<&EntityReport> {
+        let Some(limit) = limit.filter(|l| *l + 1 < self.rows.len()) else {
+            return self.rows.iter().collect();
+        };
+        let flagged = |r: &EntityReport| {
+            let cpu: Option<u32> = r.cpu.parse().ok();
+            self.findings
+                .iter()
+                .filter(|f| cpu.is_some_and(|c| f.cpus.contains(&c)))
+                .map(|f| f.rows)
+                .sum::<u64>()
+        };
+        let irq = |r: &EntityReport| r.means.get("irq_per_s").copied().flatten().unwrap_or(0.0);
+        let mut cpus: Vec<&EntityReport> = self.rows.iter().filter(|r| r.cpu != "all").collect();
+        cpus.sort_by(|a, b| flagged(b).cmp(&flagged(a)).then(irq(b).total_cmp(&irq(a))));
+        cpus.truncate(limit);
+        cpus.sort_by_key(|r| r.cpu.parse::<u32>().unwrap_or(0));
+        self.rows
+            .iter()
+            .filter(|r| r.cpu == "all")
+            .chain(cpus)
+            .collect()
+    }
+}
+
+/// Removes the columns (after the first) in which every cell is `?`.
+fn drop_unknown_columns(t: &mut Table) {
+    let n = t.head.len();
+    let keep: Vec<bool> = (0..n)
+        .map(|i| {
+            i == 0 || t.rows.is_empty() || t.rows.iter().any(|r| r.get(i).is_some_and(|c| c != "?"))
+        })
+        .collect();
+    let filter = |v: &mut Vec<String>| {
+        let mut i = 0;
+        v.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+    };
+    filter(&mut t.head);
+    for r in &mut t.rows {
+        filter(r);
+    }
+}
+
+/// The one-screen summary printed when a recording session ends: the
+/// report table with the machine and the 16 noisiest CPUs.
+pub fn summary(path: &Path) -> String {
+    match Report::build(path) {
+        Ok(r) => r.text(false, Some(16)),
+        Err(e) => format!("cannot summarise the recording: {e}\n"),
+    }
+}

@@ -1,0 +1,279 @@
+//! The sidecar `FILE.csv.json`: the machine facts and the recording's
+//! settings, so the CSV stays one plain table. `compare` lists the
+//! settings that differ from it; the reader checks its schema version.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::collect::cpulist;
+use crate::machine::Machine;
+use crate::record::columns::{self, SCHEMA_VERSION};
+
+/// Tag that says a JSON file is a noisetop recording's sidecar.
+pub const FORMAT: &str = "noisetop-record";
+
+/// One cpuidle state as the machine declares it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateFact {
+    /// Kernel name (`C6`, `C1E`, `POLL`).
+    pub name: String,
+    /// Column stem in the CSV (`c6` → `c6_pct`, `c6_per_s`).
+    pub column: String,
+    /// Kernel description.
+    pub desc: String,
+    /// Exit latency, µs.
+    pub latency_us: Option<u64>,
+    /// Target residency, µs.
+    pub residency_us: Option<u64>,
+    /// CPUs on which the state is disabled.
+    pub disabled_cpus: Vec<u32>,
+    /// Whether the `disable` file could be read on any CPU.
+    pub disabled_known: bool,
+}
+
+/// Machine facts the tools read back.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Facts {
+    /// `model name`.
+    pub model: Option<String>,
+    /// Hostname.
+    pub hostname: Option<String>,
+    /// Kernel release.
+    pub kernel: Option<String>,
+    /// Online CPUs.
+    pub cpus: Vec<u32>,
+    /// Number of packages.
+    pub packages: usize,
+    /// Number of cores.
+    pub cores: usize,
+    /// Whether SMT is active.
+    pub smt_active: Option<bool>,
+    /// Hypervisor, when virtualized.
+    pub hypervisor: Option<String>,
+    /// cpufreq driver(s), with their CPUs when they differ.
+    pub cpufreq_driver: Option<String>,
+    /// Governor(s), with their CPUs when they differ.
+    pub governor: Option<String>,
+    /// Energy-performance preference(s).
+    pub epp: Option<String>,
+    /// `on`, `off`, or `None` when unknown.
+    pub turbo: Option<String>,
+    /// cpuidle driver.
+    pub idle_driver: Option<String>,
+    /// cpuidle governor.
+    pub idle_governor: Option<String>,
+    /// cpuidle states.
+    pub idle_states: Vec<StateFact>,
+    /// Kernel command line.
+    pub cmdline: Option<String>,
+    /// `isolated` CPU list.
+    pub isolated: Option<String>,
+    /// `nohz_full` CPU list.
+    pub nohz_full: Option<String>,
+    /// ASLR setting.
+    pub aslr: Option<u8>,
+}
+
+/// The whole sidecar.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sidecar {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// CSV layout version.
+    pub schema_version: u32,
+    /// noisetop version that wrote it.
+    pub noisetop_version: String,
+    /// Sampling interval, s.
+    pub interval_s: f64,
+    /// CPUs read every sample (`--watch`).
+    pub watched: Vec<u32>,
+    /// The command line.
+    pub command_line: Vec<String>,
+    /// Start of the first interval, ns since the epoch (`t_s` counts from it).
+    pub started_wall_ns: Option<u64>,
+    /// Same, ISO-8601.
+    pub started: Option<String>,
+    /// The CSV header.
+    pub columns: Vec<String>,
+    /// Facts the tools use.
+    pub facts: Facts,
+    /// Every machine fact noisetop read, as it read them.
+    #[serde(default)]
+    pub machine: serde_json::Value,
+}
+
+/// Settings of the recording (not of the machine).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecordMeta {
+    /// noisetop version.
+    pub version: String,
+    /// Sampling interval, s.
+    pub interval_s: f64,
+    /// Watched CPUs.
+    pub watched: Vec<u32>,
+    /// The command line.
+    pub command_line: Vec<String>,
+}
+
+/// Returns the sidecar's path: `FILE.csv` → `FILE.csv.json`.
+pub fn path_for(csv: &Path) -> PathBuf {
+    let mut s = csv.as_os_str().to_owned();
+    s.push(".json");
+    PathBuf::from(s)
+}
+
+/// Joins distinct values with their CPUs: `performance` when all agree,
+/// `powersave (0-3), performance (4-7)` when not.
+fn per_cpu_text(vals: &[(u32, Option<String>)]) -> Option<String> {
+    let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+    for (cpu, v) in vals {
+        let Some(v) = v else { continue };
+        match groups.iter_mut().find(|(k, _)| k == v) {
+            Some((_, cpus)) => cpus.push(*cpu),
+            None => groups.push((v.clone(), vec![*cpu])),
+        }
+    }
+    match groups.len() {
+        0 => None,
+        1 => Some(groups.remove(0).0),
+        _ => Some(
+            groups
+                .iter()
+                .map(|(v, c)| format!("{v} ({})", cpulist::format(c)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    }
+}
+
+impl Facts {
+    /// Picks the facts from what the sampler read.
+    pub fn of(m: &Machine) -> Facts {
+        let mut cores = std::collections::BTreeSet::new();
+        for t in &m.topology {
+            cores.insert((t.package, t.core));
+        }
+        let freq = |f: fn(&crate::collect::cpufreq::CpuFreqInfo) -> Option<String>| {
+            per_cpu_text(&m.cpufreq.iter().map(|c| (c.cpu, f(c))).collect::<Vec<_>>())
+        };
+        let b = &m.boost;
+        let turbo = match (b.intel_no_turbo, b.cpufreq_boost) {
+            (Some(true), _) | (None, Some(false)) => Some("off".to_string()),
+            (Some(false), _) | (None, Some(true)) => Some("on".to_string()),
+            (None, None) => None,
+        };
+        let mut idle_states: Vec<StateFact> = columns::machine_states(m)
+            .into_iter()
+            .map(|name| StateFact {
+                column: columns::state_stem(&name),
+                name,
+                desc: String::new(),
+                latency_us: None,
+                residency_us: None,
+                disabled_cpus: Vec::new(),
+                disabled_known: false,
+            })
+            .collect();
+        for (cpu, states) in m.idle_states.iter() {
+            for st in states {
+                let Some(f) = idle_states.iter_mut().find(|f| f.name == st.name.as_str()) else {
+                    continue;
+                };
+                if f.latency_us.is_none() {
+                    f.latency_us = st.latency_us;
+                    f.residency_us = st.residency_us;
+                    f.desc.clone_from(&st.desc);
+                }
+                if let Some(d) = st.disabled {
+                    f.disabled_known = true;
+                    if d {
+                        f.disabled_cpus.push(cpu);
+                    }
+                }
+            }
+        }
+        let list = |v: &Option<Vec<u32>>| v.as_ref().map(|c| cpulist::format(c));
+        Facts {
+            model: m.cpuinfo.model_name.clone(),
+            hostname: m.kernel.hostname.clone(),
+            kernel: m.kernel.osrelease.clone(),
+            cpus: m.online.clone(),
+            packages: m.package_leaders().len(),
+            cores: cores.len(),
+            smt_active: m.kernel.smt_active,
+            hypervisor: m.virtualized(),
+            cpufreq_driver: freq(|c| c.driver.clone()),
+            governor: freq(|c| c.governor.clone()),
+            epp: freq(|c| c.epp.clone()),
+            turbo,
+            idle_driver: m.idle_driver.driver.clone(),
+            idle_governor: m.idle_driver.governor.clone(),
+            idle_states,
+            cmdline: m.kernel.cmdline.clone(),
+            isolated: list(&m.sets.isolated),
+            nohz_full: list(&m.sets.nohz_full),
+            aslr: m.kernel.aslr,
+        }
+    }
+}
+
+impl Sidecar {
+    /// Builds the sidecar of a new recording.
+    pub fn new(m: &Machine, meta: &RecordMeta, columns: Vec<String>) -> Sidecar {
+        Sidecar {
+            format: FORMAT.to_string(),
+            schema_version: SCHEMA_VERSION,
+            noisetop_version: meta.version.clone(),
+            interval_s: meta.interval_s,
+            watched: meta.watched.clone(),
+            command_line: meta.command_line.clone(),
+            started_wall_ns: None,
+            started: None,
+            columns,
+            facts: Facts::of(m),
+            machine: serde_json::to_value(m).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// Writes it beside the CSV, through a temporary file and a rename so a
+    /// reader never sees half of it.
+    pub fn write(&self, csv: &Path) -> std::io::Result<()> {
+        let path = path_for(csv);
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&tmp, text + "\n")?;
+        std::fs::rename(&tmp, &path)
+    }
+
+    /// Reads the sidecar of a CSV; `Ok(None)` when there is none.
+    pub fn read(csv: &Path) -> Result<Option<Sidecar>, String> {
+        let path = path_for(csv);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+        if v.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+            return Err(format!(
+                "{} is not a noisetop recording's sidecar (no \"format\": \"{FORMAT}\")",
+                path.display()
+            ));
+        }
+        let version = v.get("schema_version").and_then(serde_json::Value::as_u64);
+        if version != Some(u64::from(SCHEMA_VERSION)) {
+            return Err(format!(
+                "{} was written with recording schema {}; this noisetop reads schema {SCHEMA_VERSION}",
+                path.display(),
+                version.map_or_else(|| "(none)".to_string(), |v| v.to_string())
+            ));
+        }
+        serde_json::from_value(v)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
