@@ -1,7 +1,9 @@
-//! Renders one dashboard frame into an off-screen buffer at 8, 64 and 256
-//! CPUs (the target is ≤ 2 ms at 256), for the Cores view at 160×50 and
-//! 80×24 and the Interrupts view at 160×50. The states come from synthetic
-//! captures played through the real pipeline.
+//! Renders one dashboard frame into an off-screen buffer at 8, 64, 256 and
+//! 1152 CPUs (the target is ≤ 2 ms at 1152), for the Cores and Overview
+//! views at 160×50 and 80×24 and the Interrupts view at 160×50. The states
+//! come from synthetic captures played through the real pipeline, and from
+//! the real 1152-CPU capture (`../shared/captures/pcp-1152cpu-x86_64`, its
+//! /proc/interrupts and /proc/softirqs read twice) when it is there.
 //!
 //! Criterion measures wall time, which a busy machine inflates; after it,
 //! the same frames are timed in this thread's CPU time (utime + stime from
@@ -16,7 +18,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui::widgets::Widget;
 
-use noisetop::pipeline::{Driver, replay};
+use noisetop::engine::Engine;
+use noisetop::pipeline::{Driver, Msg, Step, replay};
+use noisetop::sampler::Sampler;
+use noisetop::source::capture::Captured;
+use noisetop::source::fs::{Fs, Roots};
 use noisetop::synth::{self, Flavor, Spec};
 use noisetop::tui::State;
 use noisetop::tui::state::{Origin, View};
@@ -60,6 +66,50 @@ fn state(cpus: u32) -> State {
     s
 }
 
+/// The real 1152-CPU capture read twice one second apart, or `None` when
+/// the captures are absent.
+fn real_1152() -> Option<State> {
+    let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures/pcp-1152cpu-x86_64");
+    if !tree.is_dir() {
+        println!("{} absent: skipped", tree.display());
+        return None;
+    }
+    let hw = Captured {
+        stamp: noisetop::snapshot::Stamp {
+            mono_ns: 1_000_000_000,
+            wall_ns: 0,
+        },
+        ..Captured::default()
+    };
+    let e = Engine::new(Sampler::new(Fs::new(Roots::under(&tree)), hw));
+    let mut d = Driver::new(e).watching(&[2, 3, 4, 5]);
+    d.step();
+    d.engine.sampler.hw.stamp.mono_ns += 1_000_000_000;
+    let Step::Sample(sample) = d.step() else {
+        return None;
+    };
+    let e = &d.engine;
+    let mut s = State::new(
+        e.sampler.machine.clone(),
+        Origin::Replay("pcp-1152cpu-x86_64".into()),
+        Duration::from_secs(1),
+        Theme { color: true },
+    )
+    .with_watched(vec![2, 3, 4, 5]);
+    s.apply(Msg::Sample(sample));
+    Some(s)
+}
+
+/// The views and sizes each state is drawn at.
+const CASES: [(View, u16, u16); 5] = [
+    (View::Cores, 160, 50),
+    (View::Cores, 80, 24),
+    (View::Overview, 160, 50),
+    (View::Overview, 80, 24),
+    (View::Interrupts, 160, 50),
+];
+
 fn frame(s: &State, w: u16, h: u16) -> Buffer {
     let area = Rect::new(0, 0, w, h);
     let mut buf = Buffer::empty(area);
@@ -72,7 +122,7 @@ fn frame(s: &State, w: u16, h: u16) -> Buffer {
 /// build takes long to replay 256 CPUs).
 fn sizes() -> &'static [u32] {
     if std::env::args().any(|a| a == "--bench") {
-        &[8, 64, 256]
+        &[8, 64, 256, 1152]
     } else {
         &[8]
     }
@@ -80,22 +130,25 @@ fn sizes() -> &'static [u32] {
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("render");
-    for &cpus in sizes() {
-        let mut s = state(cpus);
-        for (w, h) in [(160, 50), (80, 24)] {
+    let mut states: Vec<(String, State)> =
+        sizes().iter().map(|&n| (n.to_string(), state(n))).collect();
+    if std::env::args().any(|a| a == "--bench")
+        && let Some(s) = real_1152()
+    {
+        states.push(("real1152".into(), s));
+    }
+    for (name, s) in &mut states {
+        for (view, w, h) in CASES {
+            s.view = view;
             s.screen = Size::new(w, h);
             g.bench_with_input(
-                BenchmarkId::new(format!("cores_{w}x{h}"), cpus),
-                &s,
+                BenchmarkId::new(format!("{view:?}_{w}x{h}").to_lowercase(), &*name),
+                &*s,
                 |b, s| {
                     b.iter(|| black_box(frame(s, w, h)));
                 },
             );
         }
-        s.view = View::Interrupts;
-        g.bench_with_input(BenchmarkId::new("interrupts_160x50", cpus), &s, |b, s| {
-            b.iter(|| black_box(frame(s, 160, 50)));
-        });
     }
     g.finish();
 }
@@ -111,13 +164,15 @@ fn thread_ticks() -> Option<u64> {
 /// Prints the CPU time of one frame for each case.
 fn cpu_time_per_frame() {
     println!("CPU time per frame (this thread, /proc/thread-self/stat):");
-    for cpus in [8, 64, 256] {
-        let mut s = state(cpus);
-        for (view, w, h) in [
-            (View::Cores, 160, 50),
-            (View::Cores, 80, 24),
-            (View::Interrupts, 160, 50),
-        ] {
+    let mut states: Vec<(String, State)> = [8, 64, 256, 1152]
+        .iter()
+        .map(|&n| (format!("{n:>4} CPUs"), state(n)))
+        .collect();
+    if let Some(s) = real_1152() {
+        states.push(("real 1152".into(), s));
+    }
+    for (name, s) in &mut states {
+        for (view, w, h) in CASES {
             s.view = view;
             s.screen = Size::new(w, h);
             let Some(t0) = thread_ticks() else {
@@ -128,12 +183,12 @@ fn cpu_time_per_frame() {
             // 200 ticks = 2 s of CPU: the 10 ms tick is then a 0.5 % error
             while thread_ticks().unwrap_or(u64::MAX) < t0 + 200 {
                 for _ in 0..50 {
-                    black_box(frame(&s, w, h));
+                    black_box(frame(s, w, h));
                 }
                 frames += 50;
             }
             let ms = (thread_ticks().unwrap_or(t0) - t0) as f64 * 10.0 / frames as f64;
-            println!("  {cpus:>3} CPUs {view:?} {w}x{h}: {ms:.3} ms");
+            println!("  {name} {view:?} {w}x{h}: {ms:.3} ms");
         }
     }
 }

@@ -109,6 +109,9 @@ fn keys_switch_views_select_open_detail_and_quit_restores_the_terminal() {
     assert!(s.contains("q quit"), "footer from the key table:\n{s}");
     // the replay plays to its end at the recorded pace
     t.wait_for(&["replay", "5/5", "end of capture"]);
+    // Cores → Overview → Interrupts
+    t.keys(&["Tab"]);
+    t.wait_for(&["Busy % (c: next)"]);
     t.keys(&["Tab"]);
     let s = t.wait_for(&["IRQ    source", "eth0-TxRx-2"]);
     assert!(
@@ -202,4 +205,67 @@ fn a_closed_terminal_ends_noisetop_instead_of_spinning() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The clock of the sample on screen: the last `hh:mm:ss` of the header's
+/// first line.
+fn sample_clock(screen: &str) -> Option<String> {
+    let line: Vec<char> = screen.lines().next()?.chars().collect();
+    (0..line.len().saturating_sub(7))
+        .rev()
+        .map(|i| line[i..i + 8].iter().collect::<String>())
+        .find(|w| {
+            w.chars().enumerate().all(|(k, c)| {
+                if k % 3 == 2 {
+                    c == ':'
+                } else {
+                    c.is_ascii_digit()
+                }
+            })
+        })
+}
+
+#[test]
+#[ignore = "needs the sampler to wake on an interval change"]
+fn a_shorter_interval_takes_effect_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid = dir.path().join("pid");
+    let cmd = shell("", &pid);
+    let Some(t) = Tmux::start("interval", &cmd) else {
+        return;
+    };
+    t.wait_for(&["┌ Cores", "every 1.0 s"]);
+    // + to the longest interval: the sampler's next sleep is a minute
+    for _ in 0..5 {
+        t.keys(&["+"]);
+    }
+    t.wait_for(&["every 60.0 s"]);
+    std::thread::sleep(Duration::from_millis(2500));
+    let before = sample_clock(&t.screen()).expect("a sample's clock in the header");
+    for _ in 0..5 {
+        t.keys(&["-"]);
+    }
+    t.wait_for(&["every 1.0 s"]);
+    // a new sample within two intervals (and a second of slack)
+    let end = Instant::now() + Duration::from_secs(3);
+    loop {
+        let s = t.screen();
+        if sample_clock(&s).is_some_and(|c| c != before) {
+            break;
+        }
+        assert!(
+            Instant::now() < end,
+            "no new sample 3 s after going back to 1 s; screen:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.keys(&["q"]);
+    t.wait_for(&["EXITED rc=0"]);
+}
+
+#[test]
+fn sample_clock_reads_the_last_time_of_the_first_line() {
+    let screen = " noisetop 0.1.0 │ model │ every 1.0 s │ 12:04:31\n 13:00:00";
+    assert_eq!(sample_clock(screen).as_deref(), Some("12:04:31"));
+    assert_eq!(sample_clock(" no clock yet"), None);
 }

@@ -103,8 +103,15 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
         r.idle.iter().map(|s| s.name.to_string()).collect()
     }) {
         let n = name.clone();
+        // a state disabled in sysfs on any listed CPU says so in its header
+        let off = rows.iter().any(|r| {
+            r.idle
+                .iter()
+                .any(|s| s.name == n && s.disabled == Some(true))
+        });
+        let mark = if off { "(off)" } else { "" };
         cols.push(col(
-            &format!("{}%", name.replace(char::is_whitespace, "_")),
+            &format!("{}{mark}%", name.replace(char::is_whitespace, "_")),
             &rows,
             move |r| r.idle.iter().find(|s| s.name == n).and_then(|s| s.pct),
             c_mean,
@@ -236,4 +243,60 @@ pub fn footer(statuses: &[Status]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::IdleRate;
+    use crate::snapshot::Stamp;
+
+    fn state(name: &str, disabled: Option<bool>) -> IdleRate {
+        IdleRate {
+            name: name.into(),
+            pct: Some(10.0),
+            per_s: Some(1.0),
+            above_per_s: None,
+            below_per_s: None,
+            latency_us: Some(1),
+            residency_us: Some(1),
+            disabled,
+        }
+    }
+
+    #[test]
+    fn a_disabled_idle_state_is_marked_in_its_column_header() {
+        let cpu = |n: u32, c6_off: Option<bool>| CpuRates {
+            cpu: n,
+            idle: vec![state("C1", Some(false)), state("C6", c6_off)].into(),
+            ..CpuRates::default()
+        };
+        let iv = Interval {
+            from: Stamp::default(),
+            to: Stamp::default(),
+            dt_s: 1.0,
+            freq_source: None,
+            cpus: vec![cpu(0, Some(false)), cpu(1, Some(true))],
+            pkgs: Vec::new(),
+            irqs: Vec::new(),
+            softirqs: Vec::new(),
+            gone: Vec::new(),
+        };
+        let head = table(&iv, None)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            head.contains(" C1% ") && head.contains(" C6(off)% "),
+            "{head}"
+        );
+        // only CPU 0 listed: its C6 is enabled, so no mark
+        let head = table(&iv, Some(&[0]))
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        assert!(head.contains(" C6% "), "{head}");
+    }
 }

@@ -10,9 +10,10 @@ use crate::tui::theme::Theme;
 
 /// Partial blocks, 0/8 to 8/8 of a cell.
 const EIGHTHS: [char; 9] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉', '█'];
-/// C0 then idle states shallow to deep; deeper states reuse the last
-/// shade in other colours.
-pub const SHADES: [char; 4] = ['█', '▓', '▒', '░'];
+/// C0 then idle states shallow to deep, each its own glyph so the legend
+/// matches the bar without colour (Haswell's `intel_idle` has nine states
+/// and C0); past twelve the last repeats.
+pub const SHADES: [char; 12] = ['█', '▓', '▒', '░', '▞', '▚', '╍', '┅', '⠶', '⠒', '⠂', '⡀'];
 /// The base-frequency mark.
 pub const BASE_MARK: char = '┆';
 
@@ -134,17 +135,20 @@ pub fn cstates(r: Option<&CpuRates>, width: usize, t: Theme) -> Vec<Span<'static
     spans(cells)
 }
 
-/// The legend of the C-state bar: `█C0 ▓C1 ▒C6` for the given state names.
-pub fn legend(names: &[String], t: Theme) -> Vec<Span<'static>> {
+/// The legend of the C-state bar: `█C0 ▓C1 ▒C6` for the given state
+/// names, whole; a state disabled in sysfs reads `C6(off)`.
+pub fn legend(names: &[(String, bool)], t: Theme) -> Vec<Span<'static>> {
     let mut out = vec![Span::styled("█", t.cstate(0)), Span::styled("C0", t.dim())];
-    for (i, n) in names.iter().enumerate() {
+    for (i, (n, off)) in names.iter().enumerate() {
         out.push(Span::raw(" "));
         out.push(Span::styled(
             SHADES[(i + 1).min(SHADES.len() - 1)].to_string(),
             t.cstate(i + 1),
         ));
-        // cpuidle names run long (`haltpoll_idle`): six letters tell them apart
-        out.push(Span::styled(n.chars().take(6).collect::<String>(), t.dim()));
+        out.push(Span::styled(n.clone(), t.dim()));
+        if *off {
+            out.push(Span::styled("(off)", t.warn()));
+        }
     }
     out
 }
@@ -278,6 +282,34 @@ mod tests {
 
     #[test]
     fn legend_names_each_shade() {
-        assert_eq!(text(&legend(&["C1".into(), "C6".into()], T)), "█C0 ▓C1 ▒C6");
+        let names = [("C1".to_string(), false), ("C6".to_string(), true)];
+        assert_eq!(text(&legend(&names, T)), "█C0 ▓C1 ▒C6(off)");
+    }
+
+    #[test]
+    fn more_than_four_idle_states_keep_distinct_shades_in_bar_and_legend() {
+        // intel_idle on Haswell: POLL C1 C1E C3 C6 C7s C8 (as pcp-sysdev-001)
+        let names: Vec<(String, bool)> = ["POLL", "C1", "C1E", "C3", "C6", "C7s", "C8"]
+            .iter()
+            .map(|n| ((*n).to_string(), false))
+            .collect();
+        let l = text(&legend(&names, T));
+        assert_eq!(l, "█C0 ▓POLL ▒C1 ░C1E ▞C3 ▚C6 ╍C7s ┅C8");
+        let mut r = cpu(None, None);
+        r.busy_pct = Some(0.0);
+        r.idle = names
+            .iter()
+            .map(|(n, _)| idle(n, 100.0 / 7.0, 1))
+            .collect::<Vec<_>>()
+            .into();
+        let bar = text(&cstates(Some(&r), 14, T));
+        // every state's glyph in the bar is the one its legend entry shows
+        for (i, (n, _)) in names.iter().enumerate() {
+            let g = SHADES[i + 1];
+            assert!(
+                bar.contains(g) && l.contains(&format!("{g}{n}")),
+                "{n}: {bar}"
+            );
+        }
     }
 }

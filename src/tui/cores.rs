@@ -118,6 +118,8 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         }
     }
     let shown = order.len().saturating_sub(first).min(slots) as u16;
+    bottom_legend(&ctx, g, area, buf);
+    crate::tui::pane::rows_position(area, buf, first, shown as usize, order.len(), ctx.t);
     let pkgs = package_rows(s);
     if g.wide && g.columns == 1 && pkgs > 0 && shown + 1 + pkgs <= g.rows {
         packages(
@@ -126,6 +128,33 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             buf,
         );
     }
+}
+
+/// Writes the C-state legend on the box's bottom border when the column
+/// header has no room for it, whole (never cut to a few letters).
+fn bottom_legend(ctx: &Ctx<'_>, g: Geometry, area: Rect, buf: &mut Buffer) {
+    let names = state_names(ctx.s);
+    if names.is_empty() {
+        return;
+    }
+    let (_, cb, _) = if g.wide {
+        split(area.width as usize, WIDE_FIXED, 12, 8)
+    } else {
+        (0, 0, 0)
+    };
+    let mut legend = bars::legend(&names, ctx.t);
+    let w: usize = legend.iter().map(|s| s.content.chars().count()).sum();
+    if g.wide && w <= cb {
+        return;
+    }
+    legend.insert(0, Span::styled(" C-states: ", ctx.t.dim()));
+    legend.push(Span::raw(" "));
+    buf.set_line(
+        area.x + 1,
+        area.y + area.height,
+        &Line::from(legend),
+        area.width.saturating_sub(2),
+    );
 }
 
 /// Package lines under wide rows.
@@ -155,13 +184,34 @@ fn split(w: usize, fixed: usize, min_freq: usize, min_cst: usize) -> (usize, usi
     (fb, cb, rem.saturating_sub(fb + cb))
 }
 
-fn state_names(ctx: &Ctx<'_>) -> Vec<String> {
-    let first = ctx.s.latest.as_ref().and_then(|iv| iv.cpus.first());
-    match first {
-        Some(r) if !r.idle.is_empty() => r.idle.iter().map(|i| i.name.to_string()).collect(),
-        Some(r) => r.hw_cstates.iter().map(|h| h.0.to_string()).collect(),
-        None => Vec::new(),
+/// The idle states the bar stacks, each with whether it is disabled on
+/// any CPU (`stateN/disable`).
+pub fn state_names(s: &State) -> Vec<(String, bool)> {
+    let Some(iv) = s.latest.as_ref() else {
+        return Vec::new();
+    };
+    let Some(first) = iv.cpus.first() else {
+        return Vec::new();
+    };
+    if first.idle.is_empty() {
+        return first
+            .hw_cstates
+            .iter()
+            .map(|h| (h.0.to_string(), false))
+            .collect();
     }
+    first
+        .idle
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let off = iv
+                .cpus
+                .iter()
+                .any(|r| r.idle.get(i).is_some_and(|x| x.disabled == Some(true)));
+            (st.name.to_string(), off)
+        })
+        .collect()
 }
 
 fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
@@ -180,13 +230,15 @@ fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
 fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     let t = ctx.t;
     let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
-    let mut legend = bars::legend(&state_names(ctx), t);
+    let mut legend = bars::legend(&state_names(ctx.s), t);
     let legend_w: usize = legend.iter().map(|s| s.content.chars().count()).sum();
-    if legend_w > cb + 9 {
-        legend = vec![Span::styled(left("C-states", cb + 9), t.title())];
+    if legend_w > cb {
+        // the whole legend goes on the box's bottom border instead
+        legend = vec![Span::styled(left("C-states ↓", cb), t.title())];
     } else {
-        legend.push(Span::raw(" ".repeat(cb + 9 - legend_w)));
+        legend.push(Span::raw(" ".repeat(cb - legend_w)));
     }
+    legend.push(Span::styled(right("exit µs", 9), t.title()));
     let mut spans = vec![
         Span::styled("  CPU core  sib", t.title()),
         Span::styled(" │ ", t.dim()),
@@ -214,7 +266,7 @@ fn compact_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
         Span::styled("  CPU ", t.title()),
         Span::styled(freq_title(ctx, fb), t.title()),
         Span::styled("  Avg Bsy ", t.title()),
-        Span::styled(left("C-states", cb), t.title()),
+        Span::styled(left("C-states ↓", cb), t.title()),
         Span::styled(" IRQ/s CSW/s ", t.title()),
         Span::styled(left("noise", nw), t.title()),
     ])
@@ -247,7 +299,7 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         .filter(|f| f.severity >= Severity::Warn)
         .map(|f| (f.label.clone(), ctx.t.severity(f.severity)))
         .collect();
-    let verdict = ctx.s.verdict_of(cpu);
+    let verdict = ctx.s.cpu_verdict(cpu);
     if let Some(v) = verdict {
         for c in &v.causes {
             if !labels.iter().any(|(l, _)| *l == c.label) && labels.len() < 4 {
@@ -303,7 +355,7 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
         Some(l) if !l.is_empty() => l
             .iter()
             .find(|s| **s != cpu)
-            .map_or_else(|| "–".into(), u32::to_string),
+            .map_or_else(|| fmt::NONE.into(), u32::to_string),
         _ => fmt::UNKNOWN.into(),
     };
     let h = ctx.s.history.cpu(cpu);

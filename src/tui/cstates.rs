@@ -18,6 +18,10 @@ const STATE_W: usize = 14;
 const STATE_WIDE_W: usize = 21;
 /// From this width the state columns carry the average stay.
 const WIDE_FROM: u16 = 120;
+/// Header lines: state names, exit latency and target, column names.
+const HEAD_ROWS: u16 = 3;
+/// Width of each figure inside a state column.
+const FIG_W: usize = 6;
 
 /// Draws the C-states view.
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
@@ -36,11 +40,12 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     // read in rounds, most CPUs' cpuidle figures cover the rounds' window
     // (the longest); the watched ones, read every sample, say their own
     let window = iv.cpus.iter().filter_map(|c| c.window_s).reduce(f64::max);
-    let [names, units] = header(s, first, window, sw);
+    let [names, units, cols] = header(s, first, window, sw);
     buf.set_line(area.x, area.y, &names, area.width);
     buf.set_line(area.x, area.y + 1, &units, area.width);
+    buf.set_line(area.x, area.y + 2, &cols, area.width);
     let order = s.order();
-    let rows = area.height.saturating_sub(2 + pkg_rows) as usize;
+    let rows = area.height.saturating_sub(HEAD_ROWS + pkg_rows) as usize;
     let at = s
         .selected
         .and_then(|c| order.iter().position(|x| *x == c))
@@ -48,12 +53,13 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let start = at.checked_div(rows).map_or(0, |page| page * rows);
     for (i, cpu) in order.iter().skip(start).take(rows).enumerate() {
         let Some(r) = iv.cpu(*cpu) else { continue };
-        let y = area.y + 2 + i as u16;
+        let y = area.y + HEAD_ROWS + i as u16;
         buf.set_line(area.x, y, &cpu_row(s, r, window, sw), area.width);
         if Some(*cpu) == s.selected {
             buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
         }
     }
+    crate::tui::pane::rows_position(area, buf, start, rows, order.len(), t);
     let py = area.y + area.height - pkg_rows;
     for (i, p) in iv.pkgs.iter().take(pkg_rows as usize).enumerate() {
         let cst: Vec<String> = p
@@ -85,22 +91,36 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     }
 }
 
-/// Two header lines: state names, then exit latency / target residency.
-fn header(s: &State, first: &CpuRates, window: Option<f64>, sw: usize) -> [Line<'static>; 2] {
+/// Three header lines: state names (`(off)` when disabled in sysfs), exit
+/// latency / target residency, and the names of each state's figures.
+fn header(s: &State, first: &CpuRates, window: Option<f64>, sw: usize) -> [Line<'static>; 3] {
     let t = s.theme;
     let mut names = vec![Span::styled("  CPU   C0 %", t.title())];
     let mut units = vec![Span::styled(" exit/tgt µs", t.dim())];
+    let mut cols = vec![Span::styled("        busy", t.dim())];
     let opt = |v: Option<u64>| v.map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
+    let off = crate::tui::cores::state_names(s);
     for (i, st) in first.idle.iter().enumerate() {
+        let name = if off.get(i).is_some_and(|o| o.1) {
+            format!("{} (off)", st.name)
+        } else {
+            st.name.to_string()
+        };
         names.push(Span::styled(
-            right(&left(&st.name, sw - 1), sw),
+            right(&left(&name, sw - 1), sw),
             t.cstate(i + 1),
         ));
         let u = format!("{}/{}", opt(st.latency_us), opt(st.residency_us));
         units.push(Span::styled(right(&u, sw), t.dim()));
+        let mut c = format!("{}{}", right("res %", FIG_W), right("ent/s", FIG_W));
+        if sw >= STATE_WIDE_W {
+            c.push_str(&right("stay µs", FIG_W + 2));
+        }
+        cols.push(Span::styled(right(&c, sw), t.dim()));
     }
     names.push(Span::styled("   above/s below/s", t.title()));
     units.push(Span::styled("   mis-predicted  ", t.dim()));
+    cols.push(Span::styled("   entries/s        ", t.dim()));
     if !first.hw_cstates.is_empty() {
         let hw: Vec<String> = first.hw_cstates.iter().map(|h| right(h.0, 6)).collect();
         names.push(Span::styled(format!(" │{}", hw.join("")), t.title()));
@@ -110,12 +130,17 @@ fn header(s: &State, first: &CpuRates, window: Option<f64>, sw: usize) -> [Line<
         // a big machine reads cpuidle in rounds: say what the figures cover
         units.push(Span::styled(format!("  cpuidle: last {w:.0} s"), t.dim()));
     }
-    [Line::from(names), Line::from(units)]
+    [Line::from(names), Line::from(units), Line::from(cols)]
 }
 
-/// One state's cell: residency, entries/s and, when wide, the average stay.
+/// One state's cell: residency %, entries/s and, when wide, the average
+/// stay in µs; the units are in the column header.
 fn cell(st: &IdleRate, sw: usize) -> String {
-    let base = format!("{}% {}/s", fmt::pct(st.pct, 1), fmt::rate(st.per_s));
+    let base = format!(
+        "{}{}",
+        right(&fmt::pct(st.pct, 1), FIG_W),
+        right(&fmt::rate(st.per_s), FIG_W)
+    );
     if sw < STATE_WIDE_W {
         return base;
     }
@@ -124,7 +149,7 @@ fn cell(st: &IdleRate, sw: usize) -> String {
         (Some(p), Some(n)) if n > 0.0 => fmt::rate(Some(p * 1e4 / n)),
         _ => fmt::UNKNOWN.into(),
     };
-    format!("{base} {stay}µs")
+    format!("{base}{}", right(&stay, FIG_W + 2))
 }
 
 fn cpu_row(s: &State, r: &CpuRates, window: Option<f64>, sw: usize) -> Line<'static> {
@@ -207,15 +232,15 @@ mod tests {
         // 60 % of a second in 200 entries: 3000 µs each
         assert_eq!(
             cell(&st(Some(60.0), Some(200.0)), STATE_WIDE_W),
-            "60.0% 200/s 3000µs"
+            "  60.0   200    3000"
         );
-        assert_eq!(cell(&st(Some(60.0), Some(200.0)), STATE_W), "60.0% 200/s");
+        assert_eq!(cell(&st(Some(60.0), Some(200.0)), STATE_W), "  60.0   200");
         // no entries: the stay is unknown, not infinite
         assert_eq!(
             cell(&st(Some(0.0), Some(0.0)), STATE_WIDE_W),
-            "0.0% 0/s ·µs"
+            "   0.0     0       ·"
         );
-        assert_eq!(cell(&st(None, None), STATE_W), "·% ·/s");
+        assert_eq!(cell(&st(None, None), STATE_W), "     ·     ·");
     }
 
     #[test]

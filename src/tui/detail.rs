@@ -153,11 +153,16 @@ fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
     if area.height == 0 {
         return;
     }
-    let names: Vec<String> = s
+    let names: Vec<(String, bool)> = s
         .latest
         .as_ref()
         .and_then(|iv| iv.cpu(s.selected?))
-        .map(|r| r.idle.iter().map(|i| i.name.to_string()).collect())
+        .map(|r| {
+            r.idle
+                .iter()
+                .map(|i| (i.name.to_string(), i.disabled == Some(true)))
+                .collect()
+        })
         .unwrap_or_default();
     let mut label = vec![Span::styled(" C-state mix  ", t.title())];
     label.extend(crate::tui::bars::legend(&names, t));

@@ -74,10 +74,13 @@ pub fn left(s: &str, w: usize) -> String {
     }
 }
 
-/// Formats a CPU list (`0-3,8`), or `–` when empty.
+/// What an empty list or a missing thing shows: one word everywhere.
+pub const NONE: &str = "none";
+
+/// Formats a CPU list (`0-3,8`), or `none` when empty.
 pub fn cpus(list: &[u32]) -> String {
     if list.is_empty() {
-        "–".to_string()
+        NONE.to_string()
     } else {
         cpulist::format(list)
     }
@@ -139,7 +142,7 @@ mod tests {
     fn clock_and_lists() {
         // 2026-11-22 19:31:37 UTC
         assert_eq!(clock(1_795_375_897_000_000_000), "19:31:37");
-        assert_eq!(cpus(&[]), "–");
+        assert_eq!(cpus(&[]), "none");
         assert_eq!(cpus(&[5, 2, 3, 4]), "2-5");
         assert_eq!(seconds(1.0), "1.0 s");
         assert_eq!(seconds(0.25), "250 ms");

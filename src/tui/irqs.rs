@@ -66,6 +66,20 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         head.push(Span::styled(right(&format!("{mark}{c}"), CELL), style));
     }
     buf.set_line(area.x, area.y, &Line::from(head), area.width);
+    let order_len = s.order().len();
+    if cols.len() < order_len {
+        let at = s
+            .order()
+            .iter()
+            .position(|c| Some(c) == cols.first())
+            .unwrap_or(0);
+        let text = format!(
+            "CPUs {}–{} of {order_len} · ↑↓ pages",
+            at + 1,
+            at + cols.len()
+        );
+        crate::tui::pane::position(area, buf, &text, t);
+    }
     let busy: Vec<&SourceRates> = iv.irqs.iter().filter(|r| r.total > 0.0).collect();
     let soft: Vec<&SourceRates> = iv.softirqs.iter().filter(|r| r.total > 0.0).collect();
     let mut y = area.y + 1;

@@ -16,6 +16,14 @@ pub enum Action {
     Up,
     /// Select the next CPU.
     Down,
+    /// Select the CPU to the left in the overview.
+    Left,
+    /// Select the CPU to the right in the overview.
+    Right,
+    /// Show all CPUs, only the watched ones, or only the noisy ones.
+    Filter,
+    /// Colour the overview by the next metric.
+    Paint,
     /// Select one page up.
     PageUp,
     /// Select one page down.
@@ -55,8 +63,9 @@ pub struct Binding {
     pub what: &'static str,
     /// The action.
     pub action: Action,
-    /// Whether the footer lists it (the help lists every binding).
-    pub in_footer: bool,
+    /// The footer's rank for it: 1 is kept longest on a narrow screen,
+    /// 0 keeps it out of the footer (the help lists every binding).
+    pub in_footer: u8,
 }
 
 const fn b(
@@ -64,7 +73,7 @@ const fn b(
     shown: &'static str,
     what: &'static str,
     action: Action,
-    in_footer: bool,
+    in_footer: u8,
 ) -> Binding {
     Binding {
         keys,
@@ -82,126 +91,136 @@ pub const BINDINGS: &[Binding] = &[
         "q",
         "quit",
         Action::Quit,
-        true,
+        2,
     ),
     b(
         &[(KeyCode::Esc, false)],
         "esc",
         "back / quit",
         Action::Back,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::Char(' '), false)],
         "space",
         "pause",
         Action::Pause,
-        true,
+        7,
     ),
     b(
         &[(KeyCode::Up, false), (KeyCode::Char('k'), false)],
         "↑/k",
         "previous CPU",
         Action::Up,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::Down, false), (KeyCode::Char('j'), false)],
         "↓/j",
         "next CPU",
         Action::Down,
-        false,
+        0,
+    ),
+    b(
+        &[(KeyCode::Left, false), (KeyCode::Char('h'), false)],
+        "←/h",
+        "CPU to the left (overview)",
+        Action::Left,
+        0,
+    ),
+    b(
+        &[(KeyCode::Right, false), (KeyCode::Char('l'), false)],
+        "→/l",
+        "CPU to the right (overview)",
+        Action::Right,
+        0,
     ),
     b(
         &[(KeyCode::PageUp, false)],
         "pgup",
         "page up",
         Action::PageUp,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::PageDown, false)],
         "pgdn",
         "page down",
         Action::PageDown,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::Home, false), (KeyCode::Char('g'), false)],
         "home/g",
         "first CPU",
         Action::First,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::End, false), (KeyCode::Char('G'), false)],
         "end/G",
         "last CPU",
         Action::Last,
-        false,
+        0,
     ),
-    b(
-        &[(KeyCode::Enter, false)],
-        "⏎",
-        "detail",
-        Action::Detail,
-        true,
-    ),
-    b(
-        &[(KeyCode::Tab, false)],
-        "tab",
-        "view",
-        Action::NextView,
-        true,
-    ),
+    b(&[(KeyCode::Enter, false)], "⏎", "detail", Action::Detail, 5),
+    b(&[(KeyCode::Tab, false)], "tab", "view", Action::NextView, 3),
     b(
         &[(KeyCode::BackTab, false)],
         "shift-tab",
         "previous view",
         Action::PrevView,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::Char('+'), false), (KeyCode::Char('='), false)],
         "+",
         "longer interval",
         Action::Slower,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::Char('-'), false)],
         "-",
         "shorter interval",
         Action::Faster,
-        false,
+        0,
     ),
     b(
         &[(KeyCode::Char('m'), false)],
         "m",
         "watch CPU",
         Action::Mark,
-        true,
+        4,
+    ),
+    b(&[(KeyCode::Char('s'), false)], "s", "sort", Action::Sort, 8),
+    b(
+        &[(KeyCode::Char('f'), false)],
+        "f",
+        "filter",
+        Action::Filter,
+        10,
     ),
     b(
-        &[(KeyCode::Char('s'), false)],
-        "s",
-        "sort",
-        Action::Sort,
-        true,
+        &[(KeyCode::Char('c'), false)],
+        "c",
+        "colour by",
+        Action::Paint,
+        11,
     ),
     b(
         &[(KeyCode::Char('u'), false)],
         "u",
         "why unavailable",
         Action::Why,
-        true,
+        9,
     ),
     b(
         &[(KeyCode::Char('?'), false), (KeyCode::F(1), false)],
         "?",
         "help",
         Action::Help,
-        true,
+        1,
     ),
 ];
 
@@ -222,18 +241,44 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
         .map(|bd| bd.action)
 }
 
-/// The footer's key hints, `(keys, what)`; `+`/`-` share one hint.
+/// The footer's key hints, `(keys, what)`, in table order; `+`/`-` share
+/// one hint, and so do the arrows.
 pub fn footer_hints() -> Vec<(&'static str, &'static str)> {
-    let mut out: Vec<(&str, &str)> = BINDINGS
+    ranked_hints().into_iter().map(|h| (h.0, h.1)).collect()
+}
+
+/// The footer's hints with their ranks (1 kept longest).
+fn ranked_hints() -> Vec<(&'static str, &'static str, u8)> {
+    let mut out: Vec<(&str, &str, u8)> = BINDINGS
         .iter()
-        .filter(|bd| bd.in_footer)
-        .map(|bd| (bd.shown, bd.what))
+        .filter(|bd| bd.in_footer > 0)
+        .map(|bd| (bd.shown, bd.what, bd.in_footer))
         .collect();
     // the interval pair reads better as one hint, before "?"
     let at = out.len().saturating_sub(1);
-    out.insert(at, ("+/-", "interval"));
-    out.insert(1, ("↑↓", "select"));
+    out.insert(at, ("+/-", "interval", 12));
+    out.insert(1, ("↑↓", "select", 6));
     out
+}
+
+/// The hints that fit `room` columns when each takes its text plus
+/// `pad` columns: the lowest-ranked go first, the rest keep table order.
+pub fn hints_that_fit(room: usize, pad: usize) -> Vec<(&'static str, &'static str)> {
+    let mut hints = ranked_hints();
+    let width = |h: &[(&str, &str, u8)]| -> usize {
+        h.iter()
+            .map(|(k, w, _)| k.chars().count() + w.chars().count() + pad)
+            .sum()
+    };
+    while width(&hints) > room && !hints.is_empty() {
+        let worst = hints
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, h)| h.2)
+            .map_or(0, |(i, _)| i);
+        hints.remove(worst);
+    }
+    hints.into_iter().map(|h| (h.0, h.1)).collect()
 }
 
 #[cfg(test)]
@@ -272,7 +317,8 @@ mod tests {
     fn ctrl_c_quits_and_plain_c_does_nothing() {
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(action_for(&ctrl_c), Some(Action::Quit));
-        assert_eq!(action_for(&press(KeyCode::Char('c'))), None);
+        // plain c picks the overview's colour, it never quits
+        assert_eq!(action_for(&press(KeyCode::Char('c'))), Some(Action::Paint));
     }
 
     #[test]
@@ -301,7 +347,25 @@ mod tests {
             .collect();
         assert_eq!(
             text.join(" · "),
-            "q quit · ↑↓ select · space pause · ⏎ detail · tab view · m watch CPU · s sort · u why unavailable · +/- interval · ? help"
+            "q quit · ↑↓ select · space pause · ⏎ detail · tab view · m watch CPU · s sort · f filter · c colour by · u why unavailable · +/- interval · ? help"
         );
+    }
+
+    #[test]
+    fn a_narrow_footer_keeps_help_view_and_watch() {
+        let text = |room| -> String {
+            hints_that_fit(room, 3)
+                .iter()
+                .map(|(k, w)| format!("{k} {w}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        assert_eq!(
+            text(60),
+            "q quit · ↑↓ select · ⏎ detail · tab view · m watch CPU · ? help"
+        );
+        assert_eq!(text(39), "q quit · tab view · m watch CPU · ? help");
+        assert_eq!(text(8), "? help");
+        assert_eq!(text(0), "");
     }
 }

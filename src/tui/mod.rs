@@ -13,6 +13,7 @@ pub mod history;
 pub mod irqs;
 pub mod keys;
 pub mod log;
+pub mod overview;
 pub mod pane;
 pub mod popup;
 pub mod render;
@@ -26,3 +27,5 @@ pub use state::State;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_glance;

@@ -1,6 +1,7 @@
 //! Findings on screen: the pane under the cores (newest first, kept for
-//! the session), the one-line ticker on short screens, and the Findings
-//! view with counts and first and last seen.
+//! the session, each finding wrapped at word boundaries), the one-line
+//! ticker on short screens, and the Findings view with counts and first
+//! and last seen, a selection that scrolls, and Enter for one finding.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,9 +12,77 @@ use crate::noise::Finding;
 use crate::tui::fmt::{self, left, right};
 use crate::tui::log::Entry;
 use crate::tui::state::State;
+use crate::tui::theme::Theme;
+
+/// Writes `text` (a position: "rows 1–16 of 64") right-aligned on the
+/// bottom border of the box whose inside is `inner`.
+pub fn position(inner: Rect, buf: &mut Buffer, text: &str, t: Theme) {
+    let text = format!(" {text} ");
+    let n = text.chars().count() as u16;
+    if inner.width < n + 2 {
+        return;
+    }
+    let x = inner.x + inner.width - n - 1;
+    buf.set_string(x, inner.y + inner.height, text, t.dim());
+}
+
+/// Writes "rows a–b of n" when `shown` of `total` rows starting at
+/// `first` do not show them all.
+pub fn rows_position(
+    inner: Rect,
+    buf: &mut Buffer,
+    first: usize,
+    shown: usize,
+    total: usize,
+    t: Theme,
+) {
+    if total > shown {
+        let last = (first + shown).min(total);
+        position(
+            inner,
+            buf,
+            &format!("rows {}–{last} of {total}", first + 1),
+            t,
+        );
+    }
+}
+
+/// Splits styled spans into lines of at most `width` columns, breaking at
+/// spaces (a word longer than a line is cut); `indent` columns start every
+/// line after the first.
+pub fn wrap(spans: Vec<Span<'static>>, width: usize, indent: usize) -> Vec<Line<'static>> {
+    let width = width.max(indent + 8);
+    let mut lines: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0;
+    for sp in spans {
+        let style = sp.style;
+        // keep the separating spaces with the word that follows
+        for word in sp.content.split_inclusive(' ') {
+            let n = word.chars().count();
+            let bare = word.trim_end().chars().count();
+            if used + bare > width && used > indent {
+                lines.push(vec![Span::raw(" ".repeat(indent))]);
+                used = indent;
+            }
+            let word: String = word.chars().take(width - used).collect();
+            used += word.chars().count().min(n);
+            let last = lines.last_mut().expect("one line at least");
+            match last.last_mut() {
+                Some(prev) if prev.style == style => prev.content.to_mut().push_str(&word),
+                _ => last.push(Span::styled(word, style)),
+            }
+        }
+    }
+    lines.into_iter().map(Line::from).collect()
+}
 
 /// One finding on one line: severity, kind, evidence, then the fix.
 fn finding_line(s: &State, f: &Finding, prefix: Option<String>) -> Line<'static> {
+    Line::from(finding_spans(s, f, prefix))
+}
+
+/// The spans of one finding: severity, kind, evidence, then the fix.
+fn finding_spans(s: &State, f: &Finding, prefix: Option<String>) -> Vec<Span<'static>> {
     let t = s.theme;
     let mut spans = Vec::new();
     if let Some(p) = prefix {
@@ -32,7 +101,7 @@ fn finding_line(s: &State, f: &Finding, prefix: Option<String>) -> Line<'static>
         spans.push(Span::styled(" → ", t.dim()));
         spans.push(Span::styled(fix.clone(), t.good()));
     }
-    Line::from(spans)
+    spans
 }
 
 /// What the pane says when there is nothing to show.
@@ -62,9 +131,31 @@ pub fn render_pane(s: &State, area: Rect, buf: &mut Buffer) {
         buf.set_string(inner.x + 1, inner.y, nothing(s), t.dim());
         return;
     }
-    for (i, e) in entries.iter().take(inner.height as usize).enumerate() {
-        let line = finding_line(s, &e.finding, Some(format!("{} ", fmt::clock(e.last_ns))));
-        buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+    let mut y = inner.y;
+    let bottom = inner.y + inner.height;
+    let mut shown = 0;
+    for e in &entries {
+        let spans = finding_spans(s, &e.finding, Some(format!("{} ", fmt::clock(e.last_ns))));
+        let lines = wrap(spans, inner.width as usize, 9);
+        if y + lines.len() as u16 > bottom && shown > 0 {
+            break;
+        }
+        for l in lines {
+            if y >= bottom {
+                break;
+            }
+            buf.set_line(inner.x, y, &l, inner.width);
+            y += 1;
+        }
+        shown += 1;
+    }
+    if shown < entries.len() {
+        position(
+            inner,
+            buf,
+            &format!("{shown} of {} · tab: Findings view", entries.len()),
+            t,
+        );
     }
 }
 
@@ -93,10 +184,11 @@ pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
 }
 
 /// Draws the Findings view: every finding of the session with its count
-/// and first and last seen, the fix on the line below.
+/// and first and last seen, the evidence and fix wrapped below, the
+/// selected one highlighted and kept on screen.
 pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
     let head = format!(
-        " {}  {}  {} SEV  {} evidence",
+        " {}  {}  {} SEV  {} evidence → fix   (⏎ details)",
         left("last", 8),
         left("first", 8),
         right("count", 5),
@@ -109,20 +201,54 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
         buf.set_string(area.x + 1, area.y + 1, nothing(s), t.dim());
         return;
     }
+    let at = s.finding_at.min(entries.len() - 1);
+    let blocks: Vec<Vec<Line<'static>>> = entries
+        .iter()
+        .map(|e| entry_lines(s, e, area.width as usize))
+        .collect();
+    let room = area.height.saturating_sub(1) as usize;
+    // the first entry shown: the selection's block ends on screen
+    let mut first = 0;
+    let mut need: usize = blocks[..=at].iter().map(Vec::len).sum();
+    while need > room && first < at {
+        need -= blocks[first].len();
+        first += 1;
+    }
     let mut y = area.y + 1;
-    for e in entries {
-        if y + 1 >= area.y + area.height {
+    let bottom = area.y + area.height;
+    let mut last = first;
+    for (i, b) in blocks.iter().enumerate().skip(first) {
+        if y >= bottom {
             break;
         }
-        entry(s, e, Rect::new(area.x, y, area.width, 2), buf);
-        y += 2;
+        for l in b {
+            if y >= bottom {
+                break;
+            }
+            buf.set_line(area.x, y, l, area.width);
+            if i == at {
+                buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
+            }
+            y += 1;
+        }
+        last = i + 1;
+    }
+    if first > 0 || last < entries.len() {
+        position(
+            area,
+            buf,
+            &format!("findings {}–{last} of {}", first + 1, entries.len()),
+            t,
+        );
     }
 }
 
-fn entry(s: &State, e: &Entry, area: Rect, buf: &mut Buffer) {
+/// The lines of one entry: times, count, severity, kind, the evidence
+/// wrapped, then the fix.
+fn entry_lines(s: &State, e: &Entry, width: usize) -> Vec<Line<'static>> {
     let t = s.theme;
     let f = &e.finding;
-    let line = Line::from(vec![
+    let spans = vec![
         Span::styled(
             format!(
                 " {}  {}  {} ",
@@ -135,12 +261,44 @@ fn entry(s: &State, e: &Entry, area: Rect, buf: &mut Buffer) {
         Span::styled(format!("{} ", f.severity.label()), t.severity(f.severity)),
         Span::styled(format!("{} ", left(f.kind.tag(), 16)), t.title()),
         Span::raw(f.evidence.clone()),
-    ]);
-    buf.set_line(area.x, area.y, &line, area.width);
+    ];
+    let mut lines = wrap(spans, width, 32);
     let fix = f.fix.as_deref().unwrap_or("no usual fix");
-    let line = Line::from(vec![
-        Span::styled(format!("{}→ ", " ".repeat(32)), t.dim()),
-        Span::styled(fix.to_string(), t.good()),
-    ]);
-    buf.set_line(area.x, area.y + 1, &line, area.width);
+    lines.extend(wrap(
+        vec![
+            Span::styled(format!("{}→ ", " ".repeat(30)), t.dim()),
+            Span::styled(fix.to_string(), t.good()),
+        ],
+        width,
+        32,
+    ));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn wrapping_breaks_between_words_and_indents_what_follows() {
+        let spans = vec![
+            Span::raw("WARN "),
+            Span::raw("CPU 2: nvme0q2 1010/s lands on a watched CPU"),
+        ];
+        assert_eq!(
+            text(&wrap(spans, 20, 2)),
+            vec![
+                "WARN CPU 2: nvme0q2 ",
+                "  1010/s lands on a ",
+                "  watched CPU",
+            ]
+        );
+        // a word longer than the line is cut, not lost in an endless loop
+        let long = vec![Span::raw("x".repeat(30))];
+        assert_eq!(text(&wrap(long, 12, 2)), vec!["x".repeat(12)]);
+    }
 }

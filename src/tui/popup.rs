@@ -1,6 +1,6 @@
-//! Pop-ups over the screen: the help (every key from the key table, and
-//! the legend) and the list of metrics with their source or why they are
-//! unavailable.
+//! Pop-ups over the screen: the help (every key from the key table, the
+//! legend and a glossary of the columns), the list of metrics with their
+//! source or why they are unavailable, and one finding in full.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use crate::tui::bars::{BASE_MARK, SHADES};
-use crate::tui::fmt::left;
+use crate::tui::fmt::{self, left};
 use crate::tui::keys::BINDINGS;
 use crate::tui::state::State;
 
@@ -29,18 +29,120 @@ fn show(
     buf: &mut Buffer,
     s: &State,
 ) {
+    show_from(title, lines, area, width, 0, buf, s);
+}
+
+/// Shows `lines` from line `scroll` on; when they do not all fit, the
+/// bottom border says which rows show.
+fn show_from(
+    title: &str,
+    lines: Vec<Line<'static>>,
+    area: Rect,
+    width: u16,
+    scroll: u16,
+    buf: &mut Buffer,
+    s: &State,
+) {
     let inner_w = usize::from(width.min(area.width).saturating_sub(2)).max(1);
     let rows: usize = lines
         .iter()
         .map(|l| l.width().div_ceil(inner_w).max(1))
         .sum();
     let r = centered(area, width, rows as u16 + 2);
+    let fit = r.height.saturating_sub(2);
+    let scroll = scroll.min((rows as u16).saturating_sub(fit));
     Clear.render(r, buf);
+    let mut block = Block::bordered().title(Span::styled(format!(" {title} "), s.theme.title()));
+    if rows as u16 > fit {
+        let last = (scroll + fit).min(rows as u16);
+        block = block.title_bottom(
+            Line::styled(
+                format!(" rows {}–{last} of {rows} · ↑↓ scroll ", scroll + 1),
+                s.theme.dim(),
+            )
+            .right_aligned(),
+        );
+    }
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .block(Block::bordered().title(Span::styled(format!(" {title} "), s.theme.title())))
+        .scroll((scroll, 0))
+        .block(block)
         .render(r, buf);
 }
+
+/// The glossary of columns: name, what it is, formula, source.
+pub const GLOSSARY: &[(&str, &str)] = &[
+    (
+        "Avg",
+        "average clock over the interval, MHz: ΔAPERF/Δt (MSR or perf msr PMU); scaling_cur_freq without APERF",
+    ),
+    ("Bzy", "clock while busy, MHz: base·ΔAPERF/ΔMPERF"),
+    ("min–max", "lowest and highest Bzy seen this session, MHz"),
+    (
+        "Busy",
+        "time not idle, %: 100·ΔMPERF/ΔTSC; /proc/stat non-idle share without MPERF",
+    ),
+    (
+        "C-states",
+        "time in C0 then each idle state, %: Δtime of /sys/…/cpuidle/stateN over Δt (C0 = Busy)",
+    ),
+    (
+        "exit µs",
+        "exit latency of the shallowest/deepest idle state used (≥ 0.5 %), µs: cpuidle stateN/latency",
+    ),
+    (
+        "res %",
+        "C-states view: residency of the state, % of the interval (cpuidle stateN/time)",
+    ),
+    (
+        "entries/s",
+        "C-states view: entries into the state per second (cpuidle stateN/usage)",
+    ),
+    (
+        "stay µs",
+        "C-states view: average stay per entry = time in state / entries, µs",
+    ),
+    (
+        "above/below",
+        "entries per second whose stay was shorter/longer than the state's target (cpuidle above, below)",
+    ),
+    (
+        "IRQ/s",
+        "every interrupt on the CPU per second: sum of its /proc/interrupts column",
+    ),
+    (
+        "LOC/s",
+        "local timer interrupts per second (/proc/interrupts LOC, arch_timer on arm64)",
+    ),
+    (
+        "CSW/s",
+        "context switches per second (perf software counter context-switches)",
+    ),
+    (
+        "MIG/s",
+        "task migrations per second (perf software counter cpu-migrations)",
+    ),
+    (
+        "SIRQ",
+        "softirqs per second: sum of the CPU's /proc/softirqs column",
+    ),
+    (
+        "stl%",
+        "time stolen by the hypervisor, %: Δsteal/Δtotal of /proc/stat",
+    ),
+    (
+        "°C",
+        "core temperature (hwmon coretemp/k10temp, else IA32_THERM_STATUS)",
+    ),
+    (
+        "noise",
+        "labels of the findings on the CPU (rules over the figures above)",
+    ),
+    (
+        "verdict",
+        "the worst finding's severity on the CPU: quiet, info, warn, crit",
+    ),
+];
 
 /// Draws the help: each binding of the key table, then the legend.
 pub fn render_help(s: &State, area: Rect, buf: &mut Buffer) {
@@ -64,10 +166,81 @@ pub fn render_help(s: &State, area: Rect, buf: &mut Buffer) {
             SHADES[0], SHADES[1], SHADES[2], SHADES[3]
         ),
         " ▸      a watched (benchmark) CPU".to_string(),
-        " ·      unknown (u says why)".to_string(),
+        " ·      unknown (u says why); none is spelled out".to_string(),
+        " off    an idle state disabled in sysfs (stateN/disable = 1)".to_string(),
+        format!(
+            " {}   overview: a cell per CPU, low to high",
+            crate::tui::overview::LEVELS.iter().collect::<String>()
+        ),
     ];
     lines.extend(legend.into_iter().map(|l| Line::styled(l, t.dim())));
-    show("keys", lines, area, 76, buf, s);
+    lines.push(Line::from(""));
+    lines.push(Line::styled(" columns: what, formula, source", t.title()));
+    for (name, what) in GLOSSARY {
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {}", left(name, 11)), t.title()),
+            Span::raw(*what),
+        ]));
+    }
+    let w = area.width.saturating_sub(2).clamp(40, 110);
+    show_from(
+        "keys · legend · columns",
+        lines,
+        area,
+        w,
+        s.help_scroll,
+        buf,
+        s,
+    );
+}
+
+/// Draws the selected finding of the Findings view: evidence, history, fix.
+pub fn render_finding(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let entries = s.log.newest_first();
+    let Some(e) = entries.get(s.finding_at.min(entries.len().saturating_sub(1))) else {
+        return;
+    };
+    let f = &e.finding;
+    let cpus = if f.cpus.is_empty() {
+        "the whole machine".to_string()
+    } else {
+        format!("CPU {}", fmt::cpus(&f.cpus))
+    };
+    let span_s = e.last_ns.saturating_sub(e.first_ns) as f64 / 1e9;
+    let row = |k: &str, v: String| {
+        Line::from(vec![
+            Span::styled(format!(" {}", left(k, 10)), t.title()),
+            Span::raw(v),
+        ])
+    };
+    let lines = vec![
+        Line::from(vec![
+            Span::styled(format!(" {} ", f.severity.label()), t.severity(f.severity)),
+            Span::styled(f.kind.tag().to_string(), t.title()),
+            Span::raw(format!(" · {cpus} · {}", f.label)),
+        ]),
+        Line::from(""),
+        row("evidence", f.evidence.clone()),
+        row(
+            "seen",
+            format!(
+                "{} intervals, first {} last {} (over {:.0} s)",
+                e.count,
+                fmt::clock(e.first_ns),
+                fmt::clock(e.last_ns),
+                span_s
+            ),
+        ),
+        row(
+            "fix",
+            f.fix.clone().unwrap_or_else(|| "no usual fix".to_string()),
+        ),
+        Line::from(""),
+        Line::styled(" ⏎ or esc: close", t.dim()),
+    ];
+    let w = area.width.saturating_sub(4).min(110);
+    show("finding", lines, area, w, buf, s);
 }
 
 /// Draws every metric with its source (rung) or why it is unavailable.
@@ -89,6 +262,41 @@ pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
         }
         lines.push(Line::from(spans));
     }
+    let m = &s.machine;
+    let fact = |k: &str, v: String| {
+        Line::from(vec![
+            Span::styled(format!(" {}", left(k, 22)), t.title()),
+            Span::raw(v),
+        ])
+    };
+    lines.push(Line::from(""));
+    lines.push(fact(
+        "SMT",
+        match crate::tui::render::smt_of(m) {
+            Some(true) => "on".into(),
+            Some(false) => "off".into(),
+            None => format!(
+                "{}: no smt/active file and no sibling list \
+                 (topology/thread_siblings_list, core_cpus_list)",
+                fmt::UNKNOWN
+            ),
+        },
+    ));
+    let limits = crate::tui::render::idle_limits(m);
+    lines.push(fact(
+        "idle-state limits",
+        if limits.is_empty() {
+            match m.kernel.cmdline {
+                Some(_) => "none on the kernel command line".into(),
+                None => format!("{}: /proc/cmdline unreadable", fmt::UNKNOWN),
+            }
+        } else {
+            format!(
+                "{} (kernel command line: deeper states are never entered)",
+                limits.join(" ")
+            )
+        },
+    ));
     let w = area.width.saturating_sub(4).min(150);
     show(
         "where each figure comes from (u: close)",

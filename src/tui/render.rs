@@ -25,7 +25,7 @@ use crate::ladder::Metric;
 use crate::tui::fmt;
 use crate::tui::keys;
 use crate::tui::state::{Origin, Overlay, State, View};
-use crate::tui::{cores, cstates, detail, irqs, pane, popup};
+use crate::tui::{cores, cstates, detail, irqs, overview, pane, popup};
 
 /// Below this width the header uses short forms.
 pub const COMPACT_BELOW: u16 = 120;
@@ -87,6 +87,7 @@ impl Widget for &State {
         block.render(body, buf);
         match self.view {
             View::Cores => cores::render(self, inner, buf),
+            View::Overview => overview::render(self, inner, buf),
             View::Interrupts => irqs::render(self, inner, buf),
             View::Cstates => cstates::render(self, inner, buf),
             View::Findings => pane::render_log(self, inner, buf),
@@ -101,6 +102,7 @@ impl Widget for &State {
         match self.overlay {
             Overlay::Help => popup::render_help(self, area, buf),
             Overlay::Why => popup::render_why(self, area, buf),
+            Overlay::Finding => popup::render_finding(self, area, buf),
             Overlay::None => {}
         }
     }
@@ -114,16 +116,21 @@ fn tabs(s: &State) -> Line<'static> {
     if s.view == View::Detail {
         views.push(View::Detail);
     }
+    let narrow = s.screen.width < COMPACT_BELOW;
     for (i, v) in views.iter().enumerate() {
         if i > 0 {
-            spans.push(Span::styled(" │ ", t.dim()));
+            spans.push(Span::styled(if narrow { "│" } else { " │ " }, t.dim()));
         }
         let style = if *v == s.view {
             t.title().patch(t.selected())
         } else {
             t.dim()
         };
-        spans.push(Span::styled(v.label(), style));
+        let label = match (narrow, v) {
+            (true, View::Interrupts) => "IRQs",
+            _ => v.label(),
+        };
+        spans.push(Span::styled(label, style));
     }
     spans.push(Span::raw(" "));
     Line::from(spans)
@@ -132,7 +139,14 @@ fn tabs(s: &State) -> Line<'static> {
 /// Right side of the body's top border: order, counts, pause.
 fn body_title(s: &State) -> String {
     let mut parts = vec![format!("sort {}", s.sort.label())];
-    parts.push(format!("{} CPUs", s.order().len()));
+    if s.filter != crate::tui::state::Filter::All {
+        parts.push(s.filter.label().to_string());
+    }
+    parts.push(format!(
+        "{} of {} CPUs",
+        s.order().len(),
+        s.machine.online.len()
+    ));
     if !s.watched.is_empty() {
         parts.push(format!("watching {}", fmt::cpus(&s.watched)));
     }
@@ -198,10 +212,7 @@ fn identity(s: &State, compact: bool) -> Line<'static> {
         .as_deref()
         .map_or_else(|| "unknown CPU".into(), short_model);
     let (pkgs, cores) = counts(m);
-    let (base, max) = (
-        fmt::whole(m.base_mhz.as_ref().map(|b| b.0)),
-        fmt::whole(m.max_mhz),
-    );
+    let clocks = clock_limits(m.base_mhz.as_ref().map(|b| b.0), m.max_mhz, compact);
     let mut spans = if compact {
         vec![
             Span::styled(" noisetop", t.title()),
@@ -210,7 +221,7 @@ fn identity(s: &State, compact: bool) -> Line<'static> {
             sep(t),
             Span::raw(format!("{pkgs}p {cores}c {}t", m.online.len())),
             sep(t),
-            Span::raw(format!("{base}/{max} MHz")),
+            Span::raw(clocks),
             sep(t),
         ]
     } else {
@@ -227,7 +238,7 @@ fn identity(s: &State, compact: bool) -> Line<'static> {
                 m.online.len()
             )),
             sep(t),
-            Span::raw(format!("base {base} MHz · max {max} MHz")),
+            Span::raw(clocks),
             sep(t),
         ]
     };
@@ -255,7 +266,77 @@ fn identity(s: &State, compact: bool) -> Line<'static> {
         spans.push(sep(t));
         spans.push(Span::raw(fmt::clock(iv.to.wall_ns)));
     }
+    if s.stale_for().is_some() {
+        spans.push(Span::styled(
+            format!(" STALE >{}", fmt::seconds(2.0 * s.interval.as_secs_f64())),
+            t.warn().add_modifier(ratatui::style::Modifier::REVERSED),
+        ));
+    }
     Line::from(spans)
+}
+
+/// The base and top clocks for the header; a clock that is unknown says so
+/// in words rather than as a lone `·` before its unit.
+fn clock_limits(base: Option<f64>, max: Option<f64>, compact: bool) -> String {
+    match (base, max, compact) {
+        (Some(b), Some(m), false) => format!("base {b:.0} MHz · max {m:.0} MHz"),
+        (Some(b), Some(m), true) => format!("{b:.0}/{m:.0} MHz"),
+        (Some(b), None, _) => format!("base {b:.0} MHz, max unknown"),
+        (None, Some(m), _) => format!("base unknown, max {m:.0} MHz"),
+        (None, None, _) => "clocks unknown".to_string(),
+    }
+}
+
+/// Names the ASLR setting (`randomize_va_space`).
+pub fn aslr(v: Option<u8>) -> String {
+    match v {
+        Some(0) => "ASLR off".into(),
+        Some(1) => "ASLR partial".into(),
+        Some(2) => "ASLR full".into(),
+        Some(n) => format!("ASLR mode {n}"),
+        None => format!("ASLR {}", fmt::UNKNOWN),
+    }
+}
+
+/// Kernel parameters that cap idle states, as set on the command line.
+pub const IDLE_LIMITS: [&str; 4] = [
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+    "idle",
+    "cpuidle.off",
+];
+
+/// The idle-state caps of the kernel command line (`intel_idle.max_cstate=1`).
+pub fn idle_limits(m: &crate::machine::Machine) -> Vec<String> {
+    let Some(cmd) = m.kernel.cmdline.as_deref() else {
+        return Vec::new();
+    };
+    IDLE_LIMITS
+        .iter()
+        .filter_map(|k| {
+            crate::collect::facts::cmdline_param(cmd, k).map(|v| {
+                if v.is_empty() {
+                    (*k).to_string()
+                } else {
+                    format!("{k}={v}")
+                }
+            })
+        })
+        .collect()
+}
+
+/// Whether SMT is on, from the kernel's switch, else from the sibling
+/// lists; `None` when neither is known.
+pub fn smt_of(m: &crate::machine::Machine) -> Option<bool> {
+    m.kernel.smt_active.or_else(|| {
+        let known: Vec<usize> = m
+            .topology
+            .iter()
+            .map(|x| x.siblings.len())
+            .filter(|n| *n > 0)
+            .collect();
+        (!known.is_empty()).then(|| known.iter().any(|n| *n > 1))
+    })
 }
 
 /// Header line 2: the settings that decide how noisy the CPUs are.
@@ -286,10 +367,7 @@ fn settings(s: &State, compact: bool) -> Line<'static> {
         Some(false) => "off",
         None => fmt::UNKNOWN,
     };
-    let smt = m
-        .kernel
-        .smt_active
-        .or_else(|| m.topology.first().map(|x| x.siblings.len() > 1));
+    let smt = smt_of(m);
     let list = |v: &Option<Vec<u32>>| {
         v.as_ref()
             .map_or_else(|| fmt::UNKNOWN.into(), |l| fmt::cpus(l))
@@ -329,13 +407,13 @@ fn settings(s: &State, compact: bool) -> Line<'static> {
         sep(t),
         Span::raw(format!("{nohz} {}", list(&m.sets.nohz_full))),
         sep(t),
-        Span::raw(format!(
-            "ASLR {}",
-            m.kernel
-                .aslr
-                .map_or_else(|| fmt::UNKNOWN.into(), |a| a.to_string())
-        )),
+        Span::raw(aslr(m.kernel.aslr)),
     ];
+    let limits = idle_limits(m);
+    if !limits.is_empty() {
+        spans.push(sep(t));
+        spans.push(Span::styled(limits.join(" "), t.warn()));
+    }
     if let Some(h) = m.virtualized() {
         spans.push(sep(t));
         spans.push(Span::styled(
@@ -420,22 +498,29 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
         .find(|st| st.metric == Metric::Frequency)
         .and_then(|st| st.rung)
         .map_or(fmt::UNKNOWN, |r| r.label());
-    let right = format!("freq: {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2));
-    let room = (area.width as usize).saturating_sub(right.chars().count() + 1);
+    let right = if area.width < COMPACT_BELOW {
+        format!("freq {rung} ")
+    } else {
+        format!("freq: {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2))
+    };
     let mut spans: Vec<Span> = Vec::new();
     let mut used = 0;
+    if s.stale_for().is_some() {
+        let text = " STALE ".to_string();
+        used += text.chars().count();
+        spans.push(Span::styled(
+            text,
+            t.warn().add_modifier(ratatui::style::Modifier::REVERSED),
+        ));
+    }
     if s.paused {
         spans.push(Span::styled(" PAUSED ", t.selected()));
         used += 8;
     }
-    for (k, what) in keys::footer_hints() {
-        let w = k.chars().count() + what.chars().count() + 4;
-        if used + w > room {
-            break;
-        }
+    let room = (area.width as usize).saturating_sub(right.chars().count() + 1 + used);
+    for (k, what) in keys::hints_that_fit(room, 3) {
         spans.push(Span::styled(format!(" {k}"), t.title()));
         spans.push(Span::styled(format!(" {what} "), t.dim()));
-        used += w;
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     let x = area.x + area.width.saturating_sub(right.chars().count() as u16);

@@ -269,8 +269,12 @@ where
     let mut dirty = true;
     loop {
         let now = clock.now();
+        let had = s.latest.as_ref().map(|iv| iv.to.mono_ns);
         if pacer.pump(s, &w.feed, now) {
             dirty = true;
+            if s.latest.as_ref().map(|iv| iv.to.mono_ns) != had {
+                s.arrived = Some(now);
+            }
             if w.measure_self {
                 s.own_cpu = cost.update(now).or(s.own_cpu);
             }
@@ -278,12 +282,18 @@ where
         if s.quit || w.stop.is_stopped() {
             break;
         }
+        let was_stale = s.stale_for().is_some();
+        s.now = Some(clock.now());
+        if s.stale_for().is_some() != was_stale {
+            dirty = true;
+        }
         if dirty {
             s.screen = terminal.size()?;
+            s.fit_view();
             terminal.draw(|f| f.render_widget(&*s, f.area()))?;
             dirty = false;
         }
-        let timeout = pacer.timeout(s, clock.now());
+        let timeout = until_stale(s, pacer.timeout(s, clock.now()), clock.now());
         match input.next(timeout)? {
             Some(Event::Key(k)) => {
                 if let Some(a) = keys::action_for(&k) {
@@ -299,6 +309,17 @@ where
     }
     w.stop.stop();
     Ok(())
+}
+
+/// Shortens the wait so the loop wakes when the sample on screen turns
+/// stale (older than two intervals), and marks it.
+fn until_stale(s: &State, timeout: Option<Duration>, now: Instant) -> Option<Duration> {
+    if s.origin != Origin::Live || s.stale_for().is_some() {
+        return timeout;
+    }
+    let Some(at) = s.arrived else { return timeout };
+    let left = (at + 2 * s.interval + MARGIN).saturating_duration_since(now);
+    Some(timeout.map_or(left, |t| t.min(left)))
 }
 
 fn effect(e: Effect, pacer: &mut Pacer, w: &mut Wiring<'_>, now: Instant) {
@@ -423,6 +444,7 @@ mod tests {
                 Step::Wait,
                 Step::Wait,
                 Step::Key(KeyCode::Tab),
+                Step::Key(KeyCode::Tab),
                 Step::Key(KeyCode::Char('j')),
                 Step::Key(KeyCode::Enter),
             ]),
@@ -444,6 +466,7 @@ mod tests {
             vec![
                 Some(Duration::from_secs(1)),
                 Some(Duration::from_secs(1)),
+                None,
                 None,
                 None,
                 None,

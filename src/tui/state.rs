@@ -2,7 +2,7 @@
 //! it. Rendering only reads a `State`; samples and actions are the only
 //! writers.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratatui::layout::Size;
 
@@ -14,6 +14,7 @@ use crate::pipeline::{Msg, Sample};
 use crate::tui::history::{HISTORY_LEN, History};
 use crate::tui::keys::Action;
 use crate::tui::log::FindingLog;
+use crate::tui::overview::Paint;
 use crate::tui::theme::Theme;
 
 /// The main views, in Tab order; `Detail` is entered with Enter.
@@ -21,6 +22,8 @@ use crate::tui::theme::Theme;
 pub enum View {
     /// One row per CPU.
     Cores,
+    /// One cell per CPU, by package and core, coloured by one metric.
+    Overview,
     /// Interrupt sources × CPUs.
     Interrupts,
     /// Idle-state residency per CPU and state.
@@ -36,6 +39,7 @@ impl View {
     pub fn label(self) -> &'static str {
         match self {
             View::Cores => "Cores",
+            View::Overview => "Overview",
             View::Interrupts => "Interrupts",
             View::Cstates => "C-states",
             View::Findings => "Findings",
@@ -44,7 +48,13 @@ impl View {
     }
 
     /// The views Tab cycles through.
-    pub const TABS: [View; 4] = [View::Cores, View::Interrupts, View::Cstates, View::Findings];
+    pub const TABS: [View; 5] = [
+        View::Cores,
+        View::Overview,
+        View::Interrupts,
+        View::Cstates,
+        View::Findings,
+    ];
 }
 
 /// The order of the CPU rows.
@@ -69,6 +79,53 @@ impl Sort {
     }
 }
 
+/// Which CPUs the lists and the overview show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// Every online CPU (within `--cpus`).
+    All,
+    /// Only the watched CPUs.
+    Watched,
+    /// Only CPUs with a finding in the interval on screen.
+    Noisy,
+}
+
+impl Filter {
+    /// Names the filter for the title.
+    pub fn label(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::Watched => "only watched",
+            Filter::Noisy => "only noisy",
+        }
+    }
+}
+
+/// How a CPU stands in the interval on screen, from its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// No finding touches it.
+    Quiet,
+    /// Its worst finding is informational.
+    Info,
+    /// Its worst finding skews measurements.
+    Warn,
+    /// Its worst finding dominates measurements.
+    Crit,
+}
+
+impl Verdict {
+    /// Names the verdict in a word.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Quiet => "quiet",
+            Verdict::Info => "info",
+            Verdict::Warn => "warn",
+            Verdict::Crit => "crit",
+        }
+    }
+}
+
 /// A pop-up over the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlay {
@@ -78,6 +135,8 @@ pub enum Overlay {
     Help,
     /// Where each metric comes from, or why it is unavailable.
     Why,
+    /// One finding of the log: evidence, history and fix.
+    Finding,
 }
 
 /// Where the samples come from.
@@ -139,6 +198,21 @@ pub struct State {
     pub selected: Option<u32>,
     /// Row order.
     pub sort: Sort,
+    /// Which CPUs are shown.
+    pub filter: Filter,
+    /// The metric the overview colours its cells by.
+    pub paint: Paint,
+    /// The selected entry of the Findings view (newest first).
+    pub finding_at: usize,
+    /// First line of the help shown (it scrolls on short screens).
+    pub help_scroll: u16,
+    /// The view is still the one noisetop started with: the first draw may
+    /// switch to the overview when the CPUs do not fit.
+    pub auto_view: bool,
+    /// When the sample on screen arrived (live), by the loop's clock.
+    pub arrived: Option<Instant>,
+    /// The loop's clock at the last draw.
+    pub now: Option<Instant>,
     /// Benchmark CPUs.
     pub watched: Vec<u32>,
     /// Only these CPUs are listed (`--cpus`).
@@ -187,6 +261,13 @@ impl State {
             view: View::Cores,
             back: View::Cores,
             sort: Sort::Cpu,
+            filter: Filter::All,
+            paint: Paint::Busy,
+            finding_at: 0,
+            help_scroll: 0,
+            auto_view: true,
+            arrived: None,
+            now: None,
             watched: Vec::new(),
             only: None,
             paused: false,
@@ -252,31 +333,84 @@ impl State {
         }
     }
 
-    /// Returns the CPUs in row order: the `--cpus` filter, then the sort.
+    /// Returns the CPUs in row order: the `--cpus` list and the filter,
+    /// then the sort.
     pub fn order(&self) -> Vec<u32> {
-        let keep = |c: &u32| self.only.as_ref().is_none_or(|o| o.contains(c));
+        let keep =
+            |c: &u32| self.only.as_ref().is_none_or(|o| o.contains(c)) && self.passes_filter(*c);
         let Some(iv) = &self.latest else {
             return self.machine.online.iter().copied().filter(keep).collect();
         };
-        let mut rows: Vec<&CpuRates> = iv.cpus.iter().filter(|r| keep(&r.cpu)).collect();
+        let rows = iv.cpus.iter().filter(|r| keep(&r.cpu));
         match self.sort {
-            Sort::Cpu => {}
+            Sort::Cpu => rows.map(|r| r.cpu).collect(),
             Sort::Noise => {
-                let score: Vec<(u32, f64)> = rows
-                    .iter()
+                let mut score: Vec<(u32, f64)> = rows
                     .map(|r| (r.cpu, noise_score(r, &self.findings)))
                     .collect();
-                let of = |c: u32| score.iter().find(|s| s.0 == c).map_or(0.0, |s| s.1);
-                rows.sort_by(|a, b| of(b.cpu).total_cmp(&of(a.cpu)).then(a.cpu.cmp(&b.cpu)));
+                score.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                score.into_iter().map(|s| s.0).collect()
             }
-            Sort::Busy => rows.sort_by(|a, b| {
-                b.busy_pct
-                    .unwrap_or(-1.0)
-                    .total_cmp(&a.busy_pct.unwrap_or(-1.0))
-                    .then(a.cpu.cmp(&b.cpu))
-            }),
+            Sort::Busy => {
+                let mut v: Vec<(u32, f64)> =
+                    rows.map(|r| (r.cpu, r.busy_pct.unwrap_or(-1.0))).collect();
+                v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                v.into_iter().map(|s| s.0).collect()
+            }
         }
-        rows.iter().map(|r| r.cpu).collect()
+    }
+
+    /// Tells whether `cpu` passes the filter (`f`).
+    pub fn passes_filter(&self, cpu: u32) -> bool {
+        match self.filter {
+            Filter::All => true,
+            Filter::Watched => self.is_watched(cpu),
+            Filter::Noisy => self.verdict_of(cpu).is_some_and(|v| v > Verdict::Quiet),
+        }
+    }
+
+    /// Returns how `cpu` stands in the interval on screen, from its verdict
+    /// (`None` before the first interval or when the verdict is unknown): a
+    /// noisy CPU is WARN or, with a critical finding, CRIT; a quiet one
+    /// takes the severity of a WARN or CRIT setting that concerns it (a
+    /// governor on a watched CPU), else quiet.
+    pub fn verdict_of(&self, cpu: u32) -> Option<Verdict> {
+        self.latest.as_ref()?;
+        let v = self.cpu_verdict(cpu)?;
+        let worst = self.tags_of(cpu).map(|f| f.severity).max();
+        Some(match (v.state, worst) {
+            (VerdictState::Unknown, _) => return None,
+            (_, Some(Severity::Crit)) => Verdict::Crit,
+            (VerdictState::Noisy, _) | (_, Some(Severity::Warn)) => Verdict::Warn,
+            (VerdictState::Quiet, _) => Verdict::Quiet,
+        })
+    }
+
+    /// Returns how long the sample on screen has been due for a successor:
+    /// `Some(age)` when a live sample is older than two intervals.
+    pub fn stale_for(&self) -> Option<Duration> {
+        if self.origin != Origin::Live || self.paused || self.ended.is_some() {
+            return None;
+        }
+        let age = self.now?.checked_duration_since(self.arrived?)?;
+        (age > 2 * self.interval).then_some(age)
+    }
+
+    /// Opens the overview instead of the Cores view, once, when the CPUs
+    /// do not fit the screen as rows.
+    pub fn fit_view(&mut self) {
+        if !std::mem::take(&mut self.auto_view) || self.view != View::Cores {
+            return;
+        }
+        let n = self.order().len();
+        let g = crate::tui::cores::Geometry::of(
+            crate::tui::render::body_rows(self.screen),
+            self.screen.width,
+            n,
+        );
+        if n > g.slots() {
+            self.view = View::Overview;
+        }
     }
 
     /// Returns the rates of one CPU in the interval on screen.
@@ -304,13 +438,13 @@ impl State {
     }
 
     /// Returns a CPU's verdict over the interval on screen.
-    pub fn verdict_of(&self, cpu: u32) -> Option<&CpuVerdict> {
+    pub fn cpu_verdict(&self, cpu: u32) -> Option<&CpuVerdict> {
         self.verdicts.iter().find(|v| v.cpu == cpu)
     }
 
     /// Tells whether a CPU was judged noisy.
     pub fn is_noisy(&self, cpu: u32) -> bool {
-        self.verdict_of(cpu)
+        self.cpu_verdict(cpu)
             .is_some_and(|v| v.state == VerdictState::Noisy)
     }
 
@@ -327,12 +461,31 @@ impl State {
             Action::Help => self.toggle_overlay(Overlay::Help),
             Action::Why => self.toggle_overlay(Overlay::Why),
             Action::Pause => return Some(self.toggle_pause()),
-            Action::Up => self.move_by(-1),
-            Action::Down => self.move_by(1),
+            Action::Up => self.step(0, -1),
+            Action::Down => self.step(0, 1),
+            Action::Left => self.step(-1, 0),
+            Action::Right => self.step(1, 0),
+            Action::Filter => {
+                self.filter = match self.filter {
+                    Filter::All => Filter::Watched,
+                    Filter::Watched => Filter::Noisy,
+                    Filter::Noisy => Filter::All,
+                };
+                self.keep_selection();
+            }
+            Action::Paint => self.paint = self.paint.next(),
             Action::PageUp => self.move_by(-(self.page() as i64)),
             Action::PageDown => self.move_by(self.page() as i64),
             Action::First => self.move_by(i64::MIN / 2),
             Action::Last => self.move_by(i64::MAX / 2),
+            Action::Detail if self.view == View::Findings || self.overlay == Overlay::Finding => {
+                let open = self.overlay != Overlay::Finding && !self.log.is_empty();
+                self.overlay = if open {
+                    Overlay::Finding
+                } else {
+                    Overlay::None
+                };
+            }
             Action::Detail => self.toggle_detail(),
             Action::NextView => self.cycle_view(1),
             Action::PrevView => self.cycle_view(View::TABS.len() - 1),
@@ -352,6 +505,33 @@ impl State {
 
     fn toggle_overlay(&mut self, o: Overlay) {
         self.overlay = if self.overlay == o { Overlay::None } else { o };
+        self.help_scroll = 0;
+    }
+
+    /// Moves the selection: in the help it scrolls, in the Findings view
+    /// it moves between findings, in the overview it moves in the grid,
+    /// elsewhere `dy` moves through the rows.
+    fn step(&mut self, dx: i64, dy: i64) {
+        if self.overlay == Overlay::Help {
+            self.help_scroll = self.help_scroll.saturating_add_signed(dy as i16);
+        } else if self.view == View::Findings && self.overlay == Overlay::None {
+            let last = self.log.len().saturating_sub(1) as i64;
+            self.finding_at = (self.finding_at as i64 + dy).clamp(0, last) as usize;
+        } else if self.view == View::Overview {
+            if let Some(c) = crate::tui::overview::step(self, dx, dy) {
+                self.selected = Some(c);
+            }
+        } else if dy != 0 {
+            self.move_by(dy);
+        }
+    }
+
+    /// Keeps a selection within the rows shown after the filter changed.
+    fn keep_selection(&mut self) {
+        let order = self.order();
+        if self.selected.is_none_or(|c| !order.contains(&c)) {
+            self.selected = order.first().copied().or(self.selected);
+        }
     }
 
     fn back_out(&mut self) {
@@ -390,6 +570,7 @@ impl State {
             self.view
         };
         let i = View::TABS.iter().position(|v| *v == from).unwrap_or(0);
+        self.overlay = Overlay::None;
         self.view = View::TABS[(i + step) % View::TABS.len()];
     }
 

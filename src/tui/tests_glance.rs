@@ -1,0 +1,339 @@
+//! The screen for big machines and a newcomer: the overview of real
+//! captures (96, 480 and 1152 CPUs, read from `../shared/captures`) and
+//! of generated trees, every view's footer at 80×24, the stale marker,
+//! the filter, and a finding opened with Enter.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Size;
+
+use crate::engine::Engine;
+use crate::pipeline::{Driver, Msg, Step, replay};
+use crate::sampler::Sampler;
+use crate::source::capture::Captured;
+use crate::source::fs::{Fs, Roots};
+use crate::synth::{self, Flavor, Spec};
+use crate::tui::keys::Action;
+use crate::tui::overview::Paint;
+use crate::tui::state::{Filter, Origin, Overlay, State, View};
+use crate::tui::theme::Theme;
+
+fn draw(s: &State, w: u16, h: u16) -> String {
+    let mut s = s.clone();
+    s.screen = Size::new(w, h);
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(&s, f.area())).unwrap();
+    t.backend().to_string()
+}
+
+fn filtered(f: impl FnOnce()) {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\b\d\d:\d\d:\d\d\b", "hh:mm:ss");
+    settings.add_filter(r"kernel [^ │]+", "kernel [release]");
+    settings.bind(f);
+}
+
+/// Plays a generated capture through the replay feed.
+fn generated(flavor: Flavor, cpus: u32, watched: &[u32]) -> State {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec {
+        flavor,
+        cpus,
+        instants: 3,
+        interval_ms: 1000,
+    };
+    synth::write_capture(dir.path(), &spec).unwrap();
+    let (instants, engine) = crate::pipeline::replay::open_engine(dir.path()).unwrap();
+    let mut s = State::new(
+        engine.sampler.machine.clone(),
+        Origin::Replay("capture".into()),
+        Duration::from_secs(1),
+        Theme { color: false },
+    )
+    .with_watched(watched.to_vec());
+    let (tx, rx) = std::sync::mpsc::sync_channel(16);
+    replay::replay_into(
+        &instants,
+        Driver::new(engine).watching(watched),
+        None,
+        &mut [],
+        &tx,
+    );
+    drop(tx);
+    for m in rx {
+        s.apply(m);
+    }
+    s
+}
+
+/// The 64-CPU server watching 2-5, played once for every test here.
+fn server() -> State {
+    static S: std::sync::OnceLock<State> = std::sync::OnceLock::new();
+    S.get_or_init(|| generated(Flavor::IntelServer, 64, &[2, 3, 4, 5]))
+        .clone()
+}
+
+/// The two-CPU guest, played once.
+fn vm() -> State {
+    static S: std::sync::OnceLock<State> = std::sync::OnceLock::new();
+    S.get_or_init(|| generated(Flavor::Vm, 2, &[])).clone()
+}
+
+fn capture(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/captures")
+        .join(name);
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("{} absent: skipped", p.display());
+        None
+    }
+}
+
+/// A real capture is one instant: read twice one second apart, its rates
+/// are zero and its figures known where the tree has the files.
+fn real(tree: &Path) -> State {
+    let hw = Captured {
+        stamp: crate::snapshot::Stamp {
+            mono_ns: 1_000_000_000,
+            wall_ns: 0,
+        },
+        ..Captured::default()
+    };
+    let e = Engine::new(Sampler::new(Fs::new(Roots::under(tree)), hw));
+    let mut d = Driver::new(e);
+    assert!(matches!(d.step(), Step::Ready(_)));
+    d.engine.sampler.hw.stamp.mono_ns += 1_000_000_000;
+    let Step::Sample(mut sample) = d.step() else {
+        panic!("an interval")
+    };
+    sample.position = Some((1, 1));
+    let mut s = State::new(
+        d.engine.sampler.machine.clone(),
+        Origin::Replay("capture".into()),
+        Duration::from_secs(1),
+        Theme { color: false },
+    );
+    s.apply(Msg::Sample(sample));
+    s.view = View::Overview;
+    s
+}
+
+#[test]
+fn overview_of_real_captures_at_96_480_and_1152_cpus() {
+    for (name, cpus) in [
+        ("util-linux-epyc7451-2s-96cpu", 96),
+        ("pcp-hpbl920gen8-480cpu", 480),
+        ("pcp-1152cpu-x86_64", 1152),
+    ] {
+        let Some(tree) = capture(name) else { continue };
+        let s = real(&tree);
+        assert_eq!(s.machine.online.len(), cpus, "{name}");
+        filtered(|| {
+            for (w, h) in [(160, 50), (80, 24)] {
+                insta::assert_snapshot!(format!("overview_{name}_{w}x{h}"), draw(&s, w, h));
+            }
+        });
+    }
+}
+
+#[test]
+fn epyc_siblings_sit_side_by_side_by_package() {
+    let Some(tree) = capture("util-linux-epyc7451-2s-96cpu") else {
+        return;
+    };
+    let s = real(&tree);
+    let g = crate::tui::overview::layout(&s.machine, &s.machine.online, 158, 40);
+    // thread siblings are N and N+48; package 0 holds 0-23 and 48-71
+    let at = |cpu: u32| g.cells.iter().find(|c| c.0 == cpu).copied().unwrap();
+    assert_eq!((at(48).1, at(48).2), (at(0).1 + 1, at(0).2));
+    assert_eq!(g.labels.len(), 2);
+    assert!(g.labels[1].0 > at(71).2, "package 1 starts below package 0");
+}
+
+#[test]
+fn overview_of_generated_trees_up_to_1152_cpus() {
+    filtered(|| {
+        for (flavor, cpus) in [(Flavor::AmdServer, 96), (Flavor::IntelServer, 1152)] {
+            let mut s = generated(flavor, cpus, &[2, 3, 4, 5]);
+            s.view = View::Overview;
+            for paint in [
+                Paint::Busy,
+                Paint::Mhz,
+                Paint::Cstate,
+                Paint::Irq,
+                Paint::Verdict,
+            ] {
+                s.paint = paint;
+                insta::assert_snapshot!(
+                    format!("overview_generated_{cpus}_{paint:?}_160x50"),
+                    draw(&s, 160, 50)
+                );
+            }
+            s.paint = Paint::Busy;
+            insta::assert_snapshot!(format!("overview_generated_{cpus}_80x24"), draw(&s, 80, 24));
+        }
+    });
+}
+
+#[test]
+fn arrows_move_in_the_grid_and_enter_opens_the_detail() {
+    let mut s = server();
+    s.view = View::Overview;
+    s.screen = Size::new(160, 50);
+    s.selected = Some(0);
+    s.update(Action::Right);
+    // siblings of the generated Xeon are N and N+32: right of 0 is its twin
+    assert_eq!(s.selected, Some(32));
+    s.update(Action::Left);
+    assert_eq!(s.selected, Some(0));
+    s.update(Action::Down);
+    let below = s.selected.unwrap();
+    assert_ne!(below, 0, "one grid row down");
+    s.update(Action::Up);
+    assert_eq!(s.selected, Some(0));
+    s.update(Action::Detail);
+    assert_eq!((s.view, s.back), (View::Detail, View::Overview));
+    s.update(Action::Back);
+    assert_eq!(s.view, View::Overview);
+}
+
+#[test]
+fn every_view_keeps_help_view_and_watch_in_the_footer_at_80x24() {
+    let s = server();
+    for v in [
+        View::Cores,
+        View::Overview,
+        View::Interrupts,
+        View::Cstates,
+        View::Findings,
+        View::Detail,
+    ] {
+        let mut x = s.clone();
+        x.view = v;
+        let text = draw(&x, 80, 24);
+        let footer = text.lines().last().unwrap();
+        for hint in ["? help", "tab view", "m watch", "q quit"] {
+            assert!(footer.contains(hint), "{v:?}: {footer}");
+        }
+    }
+}
+
+#[test]
+fn lists_that_scroll_say_which_rows_show() {
+    let mut s = server();
+    for (v, want) in [
+        (View::Cores, "rows 1–16 of 64"),
+        (View::Cstates, "rows 1–"),
+        (View::Interrupts, "CPUs 1–"),
+    ] {
+        s.view = v;
+        let text = draw(&s, 80, 24);
+        assert!(text.contains(want), "{v:?}:\n{text}");
+    }
+}
+
+#[test]
+fn esc_closes_popups_first_then_quits_and_q_quits() {
+    let mut s = vm();
+    s.update(Action::Help);
+    s.update(Action::Back);
+    assert_eq!(s.overlay, Overlay::None);
+    assert!(!s.quit);
+    s.update(Action::Detail);
+    s.update(Action::Back);
+    assert_eq!(s.view, View::Cores);
+    s.update(Action::Back);
+    assert!(s.quit);
+    let mut s = vm();
+    s.update(Action::Quit);
+    assert!(s.quit);
+}
+
+#[test]
+fn the_filter_keeps_only_watched_or_noisy_cpus() {
+    let mut s = server();
+    s.update(Action::Filter);
+    assert_eq!(s.filter, Filter::Watched);
+    assert_eq!(s.order(), vec![2, 3, 4, 5]);
+    s.update(Action::Filter);
+    assert_eq!(s.filter, Filter::Noisy);
+    let noisy = s.order();
+    assert!(!noisy.is_empty() && noisy.len() < 64, "{noisy:?}");
+    assert!(noisy.iter().all(|c| s.tags_of(*c).count() > 0));
+    assert!(s.selected.is_some_and(|c| noisy.contains(&c)));
+    s.update(Action::Filter);
+    assert_eq!(s.order().len(), 64);
+}
+
+#[test]
+fn a_live_sample_older_than_two_intervals_is_marked_stale() {
+    let mut s = vm();
+    s.origin = Origin::Live;
+    s.ended = None;
+    let t0 = Instant::now();
+    s.arrived = Some(t0);
+    s.now = Some(t0 + Duration::from_millis(1900));
+    assert_eq!(s.stale_for(), None);
+    assert!(!draw(&s, 160, 50).contains("STALE"));
+    s.now = Some(t0 + Duration::from_millis(2100));
+    assert_eq!(s.stale_for(), Some(Duration::from_millis(2100)));
+    let text = draw(&s, 160, 50);
+    assert!(
+        text.lines().next().unwrap().contains("STALE >2.0 s"),
+        "{text}"
+    );
+    assert!(text.lines().last().unwrap().contains("STALE"), "{text}");
+    // a paused screen is frozen on purpose, not stale
+    s.paused = true;
+    assert_eq!(s.stale_for(), None);
+}
+
+#[test]
+fn enter_on_a_finding_opens_its_evidence_history_and_fix() {
+    let mut s = server();
+    s.view = View::Findings;
+    s.update(Action::Down);
+    assert_eq!(s.finding_at, 1);
+    s.update(Action::Detail);
+    assert_eq!(s.overlay, Overlay::Finding);
+    let e = s.log.newest_first()[1].clone();
+    let text = draw(&s, 160, 50);
+    assert!(text.contains("evidence") && text.contains("seen") && text.contains("fix"));
+    assert!(text.contains(&format!("{} intervals", e.count)), "{text}");
+    s.update(Action::Back);
+    assert_eq!(s.overlay, Overlay::None);
+    assert!(!s.quit);
+}
+
+#[test]
+fn findings_wrap_at_80_columns_instead_of_cutting_words() {
+    let mut s = server();
+    s.view = View::Findings;
+    let text = draw(&s, 80, 30);
+    let fix = s.log.newest_first()[0]
+        .finding
+        .fix
+        .clone()
+        .expect("the first finding has a fix");
+    // the last word of the fix is on screen, whole
+    let last = fix.split_whitespace().last().unwrap();
+    assert!(text.contains(last), "{last}:\n{text}");
+}
+
+#[test]
+fn the_glossary_of_the_help_scrolls_on_a_small_screen() {
+    let mut s = vm();
+    s.update(Action::Help);
+    let top = draw(&s, 80, 24);
+    assert!(top.contains("rows 1–"), "{top}");
+    for _ in 0..60 {
+        s.update(Action::Down);
+    }
+    let bottom = draw(&s, 80, 24);
+    assert!(bottom.contains("verdict"), "{bottom}");
+}
