@@ -275,6 +275,7 @@ impl Tracer {
 
 fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
     let mut lost = 0;
+    let held = ring.entries.len();
     while let Some(rec) = ring.sampler.next_record() {
         match rec.parse_record() {
             Ok(DataRecord::Sample(s)) => {
@@ -298,6 +299,7 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
         }
     }
     ring.account.add_lost(lost);
+    ring.account.add_records((ring.entries.len() - held) as u64);
     // Records of one CPU are written in time order except where a handler
     // interrupted the writing of another; a stable sort of a nearly sorted
     // list is cheap.
@@ -334,9 +336,9 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
 fn fill_from_proc(proc: &Path, cpu: &mut crate::trace::CpuTrace) {
     let fix = |t: &mut crate::trace::TaskId| {
         if t.pid.is_none() || t.comm.is_none() {
-            let info = procinfo::read(proc, t.tid);
-            t.pid = t.pid.or(info.tgid);
-            t.comm = t.comm.take().or(info.comm);
+            let (tgid, comm) = procinfo::ids(proc, t.tid);
+            t.pid = t.pid.or(tgid);
+            t.comm = t.comm.take().or(comm);
         }
     };
     for t in &mut cpu.tasks {

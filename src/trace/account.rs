@@ -112,6 +112,8 @@ pub struct CpuTrace {
     /// Every interruption source and every task other than owner and idle,
     /// most time first.
     pub sources: Vec<Stolen>,
+    /// Sample records read in the window.
+    pub records: u64,
     /// Records the kernel dropped (ring full) in the window.
     pub lost: u64,
     /// Records that could not be decoded or did not match (an exit without
@@ -192,6 +194,7 @@ pub struct CpuAccount {
     sources: HashMap<Source, SrcAcc>,
     interrupted: HashMap<(Source, u32), u64>,
     unknown_ns: u64,
+    records: u64,
     lost: u64,
     unmatched: u64,
     last_tgid: (u32, u32),
@@ -217,6 +220,7 @@ impl CpuAccount {
             sources: HashMap::default(),
             interrupted: HashMap::default(),
             unknown_ns: 0,
+            records: 0,
             lost: 0,
             unmatched: 0,
             last_tgid: (u32::MAX, u32::MAX),
@@ -227,6 +231,11 @@ impl CpuAccount {
     /// longest runner of each window.
     pub fn set_owner(&mut self, pids: Vec<u32>) {
         self.owner_pids = pids;
+    }
+
+    /// Counts sample records read.
+    pub fn add_records(&mut self, n: u64) {
+        self.records += n;
     }
 
     /// Counts records the kernel dropped.
@@ -552,6 +561,7 @@ impl CpuAccount {
             unknown_ns: self.unknown_ns,
             tasks,
             sources,
+            records: self.records,
             lost: self.lost,
             unmatched: self.unmatched,
         };
@@ -562,6 +572,7 @@ impl CpuAccount {
         self.sources.clear();
         self.interrupted.clear();
         self.unknown_ns = 0;
+        self.records = 0;
         self.lost = 0;
         self.unmatched = 0;
         if let Some(c) = self.current {
@@ -587,6 +598,7 @@ struct SessionCpu {
     start_ns: u64,
     window_ns: u64,
     unknown_ns: u64,
+    records: u64,
     lost: u64,
     unmatched: u64,
     owner_given: bool,
@@ -624,6 +636,7 @@ impl TraceSession {
             let s = &mut self.cpus[i];
             s.window_ns += c.window_ns;
             s.unknown_ns += c.unknown_ns;
+            s.records += c.records;
             s.lost += c.lost;
             s.unmatched += c.unmatched;
             s.owner_given = c.owner_given;
@@ -720,6 +733,7 @@ impl TraceSession {
                     unknown_ns: s.unknown_ns,
                     tasks,
                     sources,
+                    records: s.records,
                     lost: s.lost,
                     unmatched: s.unmatched,
                 }
