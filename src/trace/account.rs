@@ -352,9 +352,8 @@ impl CpuAccount {
             self.last_tgid = (e.tid, e.pid);
         }
         match (self.current, who) {
-            (None, _) => {
+            (None, Some(tid)) => {
                 // The first event names the task that ran since the start.
-                let tid = who.unwrap_or(u32::MAX);
                 self.current = Some(Slice {
                     tid,
                     ns: 0,
@@ -1000,5 +999,12 @@ mod tests {
         let mut a = CpuAccount::new(1, 0);
         let c = a.flush(500);
         assert_eq!((c.unknown_ns, c.idle_ns, c.owner), (500, 0, None));
+        // Nor when the only event is of a task already gone.
+        let mut gone = ev(700, 10, Event::VectorEntry(Vector::LocalTimer));
+        gone.tid = u32::MAX;
+        a.event(&gone);
+        let c = a.flush(1000);
+        assert_eq!((c.unknown_ns, c.tasks.len()), (200, 0));
+        assert_eq!(source(&c, "local_timer").ns, 300);
     }
 }
