@@ -122,6 +122,7 @@ fn busy_loop_is_named_and_timed_like_its_schedstat() {
     assert!(sched > 300_000_000, "the busy loop hardly ran: {sched} ns");
     assert!(diff < 0.05, "traced {traced} ns vs schedstat {sched} ns");
     assert_eq!(lost, 0);
+    assert!(c.records > 0);
 
     // Named as the intruder of the CPU whose owner is `sleep`.
     assert!(c.owner_given);

@@ -29,7 +29,7 @@ use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
 use crate::sys::monotonic_ns;
 use crate::trace::account::{CpuAccount, TraceSession, TraceWindow};
-use crate::trace::decode::{Decoder, RawSample};
+use crate::trace::decode::{Decoder, RawSample, Tracepoint};
 use crate::trace::procinfo;
 
 /// Bytes of ring buffer per watched CPU (a power of two). A sample is about
@@ -69,6 +69,7 @@ pub struct Tracer {
     decoder: Decoder,
     session: TraceSession,
     proc_root: PathBuf,
+    notes: Vec<String>,
 }
 
 fn open_error(e: &io::Error, what: &str, cpu: u32) -> String {
@@ -162,11 +163,12 @@ impl Tracer {
                     "{sys}:{ev}: id file says {id} but its format says {format_id}"
                 ));
             }
-            ids.push((format!("{sys}:{ev}"), id));
+            ids.push((tp, format!("{sys}:{ev}"), id));
         }
         let mut rings = Vec::with_capacity(cpus.len());
+        let mut notes = Vec::new();
         for &cpu in cpus {
-            let (lead_name, lead_id) = &ids[0];
+            let (_, lead_name, lead_id) = &ids[0];
             let counter = builder(*lead_id, cpu)
                 .build()
                 .map_err(|e| open_error(&e, lead_name, cpu))?;
@@ -178,15 +180,36 @@ impl Tracer {
                 )
             })?;
             let mut others = Vec::with_capacity(ids.len() - 1);
-            for (name, id) in &ids[1..] {
-                let mut c = builder(*id, cpu)
+            let mut skip_exit = false;
+            for (tp, name, id) in &ids[1..] {
+                let opened = builder(*id, cpu)
                     .build()
-                    .map_err(|e| open_error(&e, name, cpu))?;
-                set_output(&c, sampler.as_counter())
-                    .map_err(|e| format!("redirecting {name} on CPU {cpu} into one ring: {e}"))?;
+                    .map_err(|e| open_error(&e, name, cpu))
+                    .and_then(|c| {
+                        set_output(&c, sampler.as_counter())
+                            .map(|()| c)
+                            .map_err(|e| {
+                                format!("redirecting {name} on CPU {cpu} into one ring: {e}")
+                            })
+                    });
+                match (tp, opened) {
+                    (Tracepoint::VectorExit(_), _) if skip_exit => skip_exit = false,
+                    (_, Ok(c)) => others.push(c),
+                    // A vector is timed by both ends or not at all.
+                    (Tracepoint::VectorEntry(_), Err(e)) => {
+                        notes.push(format!("{e}: left out"));
+                        skip_exit = true;
+                    }
+                    (Tracepoint::VectorExit(_), Err(e)) => {
+                        notes.push(format!("{e}: left out with its entry"));
+                        others.pop();
+                    }
+                    (_, Err(e)) => return Err(e),
+                }
+            }
+            for c in &mut others {
                 c.enable()
-                    .map_err(|e| format!("enabling {name} on CPU {cpu}: {e}"))?;
-                others.push(c);
+                    .map_err(|e| format!("enabling a tracepoint on CPU {cpu}: {e}"))?;
             }
             sampler
                 .enable()
@@ -206,7 +229,14 @@ impl Tracer {
             decoder,
             session: TraceSession::new(),
             proc_root: PathBuf::from("/proc"),
+            notes,
         })
+    }
+
+    /// What could not be traced and was left out (a vector the kernel
+    /// refused), one line each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The traced CPUs.
@@ -245,6 +275,7 @@ impl Tracer {
 
 fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
     let mut lost = 0;
+    let held = ring.entries.len();
     while let Some(rec) = ring.sampler.next_record() {
         match rec.parse_record() {
             Ok(DataRecord::Sample(s)) => {
@@ -268,6 +299,7 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
         }
     }
     ring.account.add_lost(lost);
+    ring.account.add_records((ring.entries.len() - held) as u64);
     // Records of one CPU are written in time order except where a handler
     // interrupted the writing of another; a stable sort of a nearly sorted
     // list is cheap.
@@ -304,9 +336,9 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
 fn fill_from_proc(proc: &Path, cpu: &mut crate::trace::CpuTrace) {
     let fix = |t: &mut crate::trace::TaskId| {
         if t.pid.is_none() || t.comm.is_none() {
-            let info = procinfo::read(proc, t.tid);
-            t.pid = t.pid.or(info.tgid);
-            t.comm = t.comm.take().or(info.comm);
+            let (tgid, comm) = procinfo::ids(proc, t.tid);
+            t.pid = t.pid.or(tgid);
+            t.comm = t.comm.take().or(comm);
         }
     };
     for t in &mut cpu.tasks {

@@ -12,8 +12,9 @@
 //! that straddles the window edge is split at the edge; an interruption is
 //! counted in the window where it ends.
 
-use std::collections::HashMap;
-
+// foldhash, not std's SipHash: hashing small integer keys several times
+// per record was most of the cost of accounting (benches/trace.rs).
+use foldhash::HashMap;
 use serde::Serialize;
 
 use super::decode::{Comm, Decoded, Event, Vector, softirq_name};
@@ -111,6 +112,8 @@ pub struct CpuTrace {
     /// Every interruption source and every task other than owner and idle,
     /// most time first.
     pub sources: Vec<Stolen>,
+    /// Sample records read in the window.
+    pub records: u64,
     /// Records the kernel dropped (ring full) in the window.
     pub lost: u64,
     /// Records that could not be decoded or did not match (an exit without
@@ -144,13 +147,20 @@ enum Source {
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     source: Source,
+    /// The task it interrupted.
+    tid: Option<u32>,
+    /// Its time so far, ns.
     ns: u64,
+    /// Of that, the time not yet added to the window's totals: the totals
+    /// are updated when it ends or the window does, not on every event.
+    pend: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Slice {
     tid: u32,
     ns: u64,
+    pend: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -184,8 +194,10 @@ pub struct CpuAccount {
     sources: HashMap<Source, SrcAcc>,
     interrupted: HashMap<(Source, u32), u64>,
     unknown_ns: u64,
+    records: u64,
     lost: u64,
     unmatched: u64,
+    last_tgid: (u32, u32),
 }
 
 /// Deepest nesting kept; more means exits were lost.
@@ -201,15 +213,17 @@ impl CpuAccount {
             last: start,
             current: None,
             stack: Vec::new(),
-            tgid: HashMap::new(),
-            comm: HashMap::new(),
-            irq_names: HashMap::new(),
-            tasks: HashMap::new(),
-            sources: HashMap::new(),
-            interrupted: HashMap::new(),
+            tgid: HashMap::default(),
+            comm: HashMap::default(),
+            irq_names: HashMap::default(),
+            tasks: HashMap::default(),
+            sources: HashMap::default(),
+            interrupted: HashMap::default(),
             unknown_ns: 0,
+            records: 0,
             lost: 0,
             unmatched: 0,
+            last_tgid: (u32::MAX, u32::MAX),
         }
     }
 
@@ -217,6 +231,11 @@ impl CpuAccount {
     /// longest runner of each window.
     pub fn set_owner(&mut self, pids: Vec<u32>) {
         self.owner_pids = pids;
+    }
+
+    /// Counts sample records read.
+    pub fn add_records(&mut self, n: u64) {
+        self.records += n;
     }
 
     /// Counts records the kernel dropped.
@@ -236,32 +255,58 @@ impl CpuAccount {
         if dt == 0 {
             return;
         }
-        let cur = self.current.map(|c| c.tid);
         if let Some(top) = self.stack.last_mut() {
             top.ns += dt;
-            self.sources.entry(top.source).or_default().ns += dt;
-            if let Some(tid) = cur {
-                *self.interrupted.entry((top.source, tid)).or_default() += dt;
-            }
+            top.pend += dt;
         } else if let Some(c) = self.current.as_mut() {
             c.ns += dt;
-            let acc = self.tasks.entry(c.tid).or_default();
-            acc.ns += dt;
-            acc.max_ns = acc.max_ns.max(c.ns);
+            c.pend += dt;
         } else {
             self.unknown_ns += dt;
         }
     }
 
+    fn settle_frame(&mut self, f: &mut Frame) {
+        if f.pend > 0 {
+            self.sources.entry(f.source).or_default().ns += f.pend;
+            if let Some(tid) = f.tid {
+                *self.interrupted.entry((f.source, tid)).or_default() += f.pend;
+            }
+            f.pend = 0;
+        }
+    }
+
+    fn settle_slice(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            let acc = self.tasks.entry(c.tid).or_default();
+            acc.ns += c.pend;
+            acc.max_ns = acc.max_ns.max(c.ns);
+            c.pend = 0;
+        }
+    }
+
     fn begin_slice(&mut self, tid: u32) {
-        self.current = Some(Slice { tid, ns: 0 });
+        self.settle_slice();
+        self.current = Some(Slice {
+            tid,
+            ns: 0,
+            pend: 0,
+        });
         self.tasks.entry(tid).or_default().slices += 1;
     }
 
-    fn end_frame(&mut self, f: Frame) {
+    fn end_frame(&mut self, mut f: Frame) {
+        self.settle_frame(&mut f);
         let acc = self.sources.entry(f.source).or_default();
         acc.count += 1;
         acc.max_ns = acc.max_ns.max(f.ns);
+    }
+
+    fn end_all_frames(&mut self) {
+        while let Some(f) = self.stack.pop() {
+            self.unmatched += 1;
+            self.end_frame(f);
+        }
     }
 
     fn push(&mut self, source: Source) {
@@ -269,7 +314,13 @@ impl CpuAccount {
             self.unmatched += 1;
             return;
         }
-        self.stack.push(Frame { source, ns: 0 });
+        let tid = self.current.map(|c| c.tid);
+        self.stack.push(Frame {
+            source,
+            tid,
+            ns: 0,
+            pend: 0,
+        });
     }
 
     fn pop(&mut self, source: Source) {
@@ -296,14 +347,18 @@ impl CpuAccount {
             Event::Switch { prev_tid, .. } => Some(prev_tid),
             _ => (e.tid != u32::MAX).then_some(e.tid),
         };
-        if e.tid != u32::MAX && (e.tid != 0 || e.pid != 0) {
+        if e.tid != u32::MAX && (e.tid != 0 || e.pid != 0) && self.last_tgid != (e.tid, e.pid) {
             self.tgid.insert(e.tid, e.pid);
+            self.last_tgid = (e.tid, e.pid);
         }
         match (self.current, who) {
-            (None, _) => {
+            (None, Some(tid)) => {
                 // The first event names the task that ran since the start.
-                let tid = who.unwrap_or(u32::MAX);
-                self.current = Some(Slice { tid, ns: 0 });
+                self.current = Some(Slice {
+                    tid,
+                    ns: 0,
+                    pend: 0,
+                });
                 let acc = self.tasks.entry(tid).or_default();
                 acc.slices += 1;
                 acc.carried += 1;
@@ -321,7 +376,7 @@ impl CpuAccount {
                 // A switch was lost: the sampled task is the current one.
                 self.advance(e.time);
                 self.unmatched += 1;
-                self.stack.clear();
+                self.end_all_frames();
                 self.begin_slice(tid);
             }
             _ => {}
@@ -337,10 +392,7 @@ impl CpuAccount {
             } => {
                 self.comm.insert(prev_tid, prev_comm);
                 self.comm.insert(next_tid, next_comm);
-                while let Some(f) = self.stack.pop() {
-                    self.unmatched += 1;
-                    self.end_frame(f);
-                }
+                self.end_all_frames();
                 self.begin_slice(next_tid);
             }
             Event::IrqEntry { irq, name } => {
@@ -391,6 +443,12 @@ impl CpuAccount {
     /// Ends the window at `end` ns and returns it; the next window starts there.
     pub fn flush(&mut self, end: u64) -> CpuTrace {
         self.advance(end);
+        self.settle_slice();
+        let mut stack = std::mem::take(&mut self.stack);
+        for f in &mut stack {
+            self.settle_frame(f);
+        }
+        self.stack = stack;
         let owner_auto = if self.owner_pids.is_empty() {
             self.tasks
                 .iter()
@@ -502,6 +560,7 @@ impl CpuAccount {
             unknown_ns: self.unknown_ns,
             tasks,
             sources,
+            records: self.records,
             lost: self.lost,
             unmatched: self.unmatched,
         };
@@ -512,6 +571,7 @@ impl CpuAccount {
         self.sources.clear();
         self.interrupted.clear();
         self.unknown_ns = 0;
+        self.records = 0;
         self.lost = 0;
         self.unmatched = 0;
         if let Some(c) = self.current {
@@ -525,6 +585,7 @@ impl CpuAccount {
             let keep = self.current.map(|c| c.tid);
             self.comm.retain(|tid, _| Some(*tid) == keep);
             self.tgid.retain(|tid, _| Some(*tid) == keep);
+            self.last_tgid = (u32::MAX, u32::MAX);
         }
         out
     }
@@ -536,6 +597,7 @@ struct SessionCpu {
     start_ns: u64,
     window_ns: u64,
     unknown_ns: u64,
+    records: u64,
     lost: u64,
     unmatched: u64,
     owner_given: bool,
@@ -573,6 +635,7 @@ impl TraceSession {
             let s = &mut self.cpus[i];
             s.window_ns += c.window_ns;
             s.unknown_ns += c.unknown_ns;
+            s.records += c.records;
             s.lost += c.lost;
             s.unmatched += c.unmatched;
             s.owner_given = c.owner_given;
@@ -669,6 +732,7 @@ impl TraceSession {
                     unknown_ns: s.unknown_ns,
                     tasks,
                     sources,
+                    records: s.records,
                     lost: s.lost,
                     unmatched: s.unmatched,
                 }
@@ -935,5 +999,12 @@ mod tests {
         let mut a = CpuAccount::new(1, 0);
         let c = a.flush(500);
         assert_eq!((c.unknown_ns, c.idle_ns, c.owner), (500, 0, None));
+        // Nor when the only event is of a task already gone.
+        let mut gone = ev(700, 10, Event::VectorEntry(Vector::LocalTimer));
+        gone.tid = u32::MAX;
+        a.event(&gone);
+        let c = a.flush(1000);
+        assert_eq!((c.unknown_ns, c.tasks.len()), (200, 0));
+        assert_eq!(source(&c, "local_timer").ns, 300);
     }
 }

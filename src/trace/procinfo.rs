@@ -55,6 +55,24 @@ pub fn read(proc: &Path, tid: u32) -> ProcInfo {
     }
 }
 
+/// Only the thread group and name of thread `tid`, from one file
+/// (/proc/TID/status): what a traced task lacks when no sample showed it.
+pub fn ids(proc: &Path, tid: u32) -> (Option<u32>, Option<String>) {
+    let Ok(status) = std::fs::read_to_string(proc.join(tid.to_string()).join("status")) else {
+        return (None, None);
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    (
+        field("Tgid:").and_then(|v| v.parse().ok()),
+        field("Name:").map(str::to_owned),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +110,7 @@ mod tests {
         assert_eq!(p.cmdline, None);
         assert_eq!(p.cgroup.as_deref(), Some("/"));
         assert_eq!(read(dir.path(), 1), ProcInfo::default());
+        assert_eq!(ids(dir.path(), 4243), (Some(4242), Some("busy".into())));
+        assert_eq!(ids(dir.path(), 1), (None, None));
     }
 }
