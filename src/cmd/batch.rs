@@ -285,8 +285,9 @@ fn prepare_capture_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
-/// `noisetop replay DIR --batch`: prints the same tables the live run printed.
-pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
+/// Opens a capture for `replay` with the options' watched CPUs (else the
+/// capture's) and thresholds; refuses CPUs the capture does not have.
+pub fn open_replay(dir: &Path, o: &ReplayOpts) -> Result<(replay::Replay, Machine)> {
     let mut r = replay::open(dir)?;
     let machine = r.driver.engine.sampler.machine.clone();
     if let Some(w) = &o.watch {
@@ -296,12 +297,19 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     if let Some(c) = &o.cpus {
         crate::cmd::check_cpus("--cpus", c, &machine)?;
     }
-    let mut driver = r.driver.with_config(o.config.clone());
+    r.driver = r.driver.with_config(o.config.clone());
+    Ok((r, machine))
+}
+
+/// `noisetop replay DIR --batch`: prints the same tables the live run printed.
+pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
+    let (mut r, machine) = open_replay(dir, o)?;
+    let driver = &mut r.driver;
     let interval = std::time::Duration::from_secs(1);
     let mut sinks = sinks(&o.record, &machine, interval, driver.watched())?;
     let mut printer = Printer::new(o.cpus.clone(), None);
     let mut out = |m: Msg| printer.take(m);
-    let end = replay::run(&r.instants, &mut driver, o.count, &mut sinks, &mut out);
+    let end = replay::run(&r.instants, driver, o.count, &mut sinks, &mut out);
     printer.finish()?;
     let _ = std::io::stdout().flush();
     drop(sinks);

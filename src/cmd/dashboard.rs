@@ -161,17 +161,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
 /// Opens the dashboard on a capture, played at its recorded pace.
 pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     require_terminal()?;
-    let mut r = replay::open(dir)?;
-    let machine = r.driver.engine.sampler.machine.clone();
-    if let Some(w) = &o.watch {
-        crate::cmd::check_cpus("--watch", w, &machine)?;
-        r.driver.set_watched(w);
-    }
-    if let Some(c) = &o.cpus {
-        crate::cmd::check_cpus("--cpus", c, &machine)?;
-    }
+    let (r, machine) = crate::cmd::batch::open_replay(dir, o)?;
     let watched = r.driver.watched().to_vec();
-    r.driver = r.driver.with_config(o.config.clone());
     let sinks = crate::cmd::batch::sinks(&o.record, &machine, Duration::from_secs(1), &watched)?;
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let (tx, rx) = replay::channel();

@@ -46,42 +46,26 @@ pub fn run() -> Result<ExitCode> {
         }) => batch::capture(&dir, &sample, watch.map(|w| w.0), &source).map(ok),
         Some(Command::Replay {
             dir,
-            batch: true,
+            batch,
             count,
             cpus,
             watch,
             config,
             record,
-        }) => batch::replay(
-            &dir,
-            &batch::ReplayOpts {
+        }) => {
+            let o = batch::ReplayOpts {
                 count,
                 cpus: cpus.map(|c| c.0),
                 watch: watch.map(|w| w.0),
                 config: load_config(config.as_deref())?,
                 record,
-            },
-        )
-        .map(ok),
-        Some(Command::Replay {
-            dir,
-            count,
-            cpus,
-            watch,
-            config,
-            record,
-            ..
-        }) => dashboard::replay(
-            &dir,
-            &batch::ReplayOpts {
-                count,
-                cpus: cpus.map(|c| c.0),
-                watch: watch.map(|w| w.0),
-                config: load_config(config.as_deref())?,
-                record,
-            },
-        )
-        .map(ok),
+            };
+            if batch {
+                batch::replay(&dir, &o).map(ok)
+            } else {
+                dashboard::replay(&dir, &o).map(ok)
+            }
+        }
         Some(Command::Check(args)) => crate::cmd::check_cmd(&args),
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Report(args)) => report::run(&args),
