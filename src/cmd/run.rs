@@ -72,11 +72,16 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     let mut acc = Accumulator::new(&cpus);
     let mut sinks = sinks;
+    let mut migrations: Option<u64> = None;
     let status = std::thread::scope(|sc| -> Result<std::process::ExitStatus> {
         let sampler = sc.spawn(|| {
             let mut out = |m: Msg| {
                 if let Msg::Sample(s) = m {
                     acc.add(&s);
+                    // read while it runs: once reaped, its counts are gone
+                    if let Some(n) = task_migrations(pid) {
+                        migrations = Some(migrations.map_or(n, |m| m.max(n)));
+                    }
                 }
                 Flow::Continue
             };
@@ -107,6 +112,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         exit: status.code(),
         signal: std::os::unix::process::ExitStatusExt::signal(&status),
         command_switches: crate::sys::children_switches(),
+        command_migrations: migrations,
         trace_missing: driver.trace_missing().map(str::to_string),
     };
     let rep = acc.report(facts);
@@ -141,4 +147,25 @@ fn forward_signals(pid: u32) -> Result<signal_hook::iterator::Handle> {
         })
         .context("cannot start a thread")?;
     Ok(handle)
+}
+
+/// Migrations of every thread of `pid` so far: the sum of the scheduler's
+/// `se.nr_migrations` in /proc/PID/task/*/sched (`None` when unreadable).
+fn task_migrations(pid: u32) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = None;
+    for t in tasks.flatten() {
+        let Ok(text) = crate::source::read_small(&t.path().join("sched"), 1 << 16) else {
+            continue;
+        };
+        let n = text
+            .lines()
+            .find(|l| l.starts_with("se.nr_migrations"))
+            .and_then(|l| l.rsplit(':').next())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if let Some(n) = n {
+            total = Some(total.unwrap_or(0) + n);
+        }
+    }
+    total
 }

@@ -38,10 +38,36 @@ impl LiveTrace {
 
 impl TraceSource for LiveTrace {
     fn drain(&mut self) -> Traced {
-        match &mut self.tracer {
-            Some(t) => traced(&t.drain(), &self.proc),
-            None => Traced::default(),
+        let Some(t) = &mut self.tracer else {
+            return Traced::default();
+        };
+        let mut out = traced(&t.drain(), &self.proc);
+        if let Some(&root) = self.owners.first() {
+            // the owner's children and grandchildren are the owner too (a
+            // shell's commands, a benchmark's workers): those still alive
+            // are found by their parents and owned from the next window on
+            let mut found = Vec::new();
+            for c in &mut out.cpus {
+                c.intruders.retain(|i| {
+                    let mine = descends_from(&self.proc, i.task.pid, root);
+                    if mine && !found.contains(&i.task.pid) {
+                        found.push(i.task.pid);
+                    }
+                    !mine
+                });
+            }
+            if !found.is_empty() {
+                for p in found {
+                    if !self.owners.contains(&p) {
+                        self.owners.push(p);
+                    }
+                }
+                for &c in &t.cpus().to_vec() {
+                    t.set_owner(c, self.owners.clone());
+                }
+            }
         }
+        out
     }
 
     fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
@@ -67,6 +93,33 @@ impl TraceSource for LiveTrace {
             .as_ref()
             .map_or_else(Vec::new, |t| t.cpus().to_vec())
     }
+}
+
+/// Whether process `pid` is `root` or one of its descendants, by the parent
+/// links of /proc/PID/stat (a process already gone cannot be told).
+fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
+    let mut p = pid;
+    for _ in 0..64 {
+        if p == root {
+            return true;
+        }
+        if p <= 1 {
+            return false;
+        }
+        let Ok(stat) = crate::source::read_small(&proc.join(format!("{p}/stat")), 4096) else {
+            return false;
+        };
+        // the fields after the parenthesised comm: state, then ppid
+        let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|x| x.1.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+        else {
+            return false;
+        };
+        p = ppid;
+    }
+    false
 }
 
 /// Whether a thread is bound to its CPU for good (a per-CPU kernel thread).

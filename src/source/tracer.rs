@@ -269,6 +269,22 @@ impl Tracer {
             out.cpus.push(cpu);
         }
         self.session.add(&out);
+        // a child the owner forked on one CPU may run on another watched one
+        let mut owners: Vec<u32> = Vec::new();
+        for r in &self.rings {
+            for &p in r.account.owners() {
+                if !owners.contains(&p) {
+                    owners.push(p);
+                }
+            }
+        }
+        if !owners.is_empty() {
+            for r in &mut self.rings {
+                if r.account.owners().len() != owners.len() {
+                    r.account.set_owner(owners.clone());
+                }
+            }
+        }
         out
     }
 }

@@ -411,7 +411,24 @@ impl CpuAccount {
             Event::SoftirqExit { vec } => self.pop(Source::Softirq(vec)),
             Event::VectorEntry(v) => self.push(Source::Vector(v)),
             Event::VectorExit(v) => self.pop(Source::Vector(v)),
+            Event::Fork {
+                parent_tid,
+                child_tid,
+            } => {
+                // only given owners grow: a chosen one is chosen per window
+                if !self.owner_pids.is_empty()
+                    && self.is_owner(parent_tid, None)
+                    && !self.owner_pids.contains(&child_tid)
+                {
+                    self.owner_pids.push(child_tid);
+                }
+            }
         }
+    }
+
+    /// The owner pids, those given and the children they forked since.
+    pub fn owners(&self) -> &[u32] {
+        &self.owner_pids
     }
 
     fn is_owner(&self, tid: u32, owner_auto: Option<u32>) -> bool {
@@ -937,6 +954,47 @@ mod tests {
         assert_eq!(c.owner_ns, 100);
         assert_eq!(source(&c, "bench").ns, 895);
         assert_eq!(source(&c, "reschedule").owner_ns, 0);
+    }
+
+    #[test]
+    fn children_the_owner_forks_are_the_owner_too() {
+        // bench (tid 10, tgid 1010) forks 11 at 200; 11 then runs 300 ns,
+        // a stranger (40) 100 ns; only the stranger takes time from bench
+        let mut a = CpuAccount::new(1, 0);
+        a.set_owner(vec![1010]);
+        a.event(&switch(100, ("swapper/1", 0), ("bench", 10)));
+        a.event(&ev(
+            200,
+            10,
+            Event::Fork {
+                parent_tid: 10,
+                child_tid: 11,
+            },
+        ));
+        a.event(&switch(300, ("bench", 10), ("sleep", 11)));
+        a.event(&switch(600, ("sleep", 11), ("stranger", 40)));
+        a.event(&switch(700, ("stranger", 40), ("swapper/1", 0)));
+        assert_eq!(a.owners(), &[1010, 11]);
+        let c = a.flush(1000);
+        assert_eq!(c.owner_ns, 200 + 300);
+        let intruders: Vec<&str> = c
+            .sources
+            .iter()
+            .filter(|s| s.kind == SourceKind::Task)
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(intruders, ["stranger"]);
+        assert_eq!(source(&c, "stranger").ns, 100);
+        // a fork by someone else adds nobody
+        a.event(&ev(
+            1100,
+            40,
+            Event::Fork {
+                parent_tid: 40,
+                child_tid: 41,
+            },
+        ));
+        assert_eq!(a.owners(), &[1010, 11]);
     }
 
     #[test]

@@ -177,6 +177,8 @@ pub enum Tracepoint {
     VectorEntry(Vector),
     /// `irq_vectors:<vector>_exit`.
     VectorExit(Vector),
+    /// `sched:sched_process_fork`: a task forked a child.
+    Fork,
 }
 
 impl Tracepoint {
@@ -188,6 +190,7 @@ impl Tracepoint {
             Tracepoint::IrqExit => ("irq", "irq_handler_exit".into()),
             Tracepoint::SoftirqEntry => ("irq", "softirq_entry".into()),
             Tracepoint::SoftirqExit => ("irq", "softirq_exit".into()),
+            Tracepoint::Fork => ("sched", "sched_process_fork".into()),
             Tracepoint::VectorEntry(v) => ("irq_vectors", format!("{}_entry", v.event_base())),
             Tracepoint::VectorExit(v) => ("irq_vectors", format!("{}_exit", v.event_base())),
         }
@@ -218,6 +221,9 @@ pub enum Event<'a> {
     VectorEntry(Vector),
     /// A system vector handler ends.
     VectorExit(Vector),
+    /// Thread `parent_tid` forked `child_tid`: a benchmark's children are
+    /// its own, not intruders.
+    Fork { parent_tid: u32, child_tid: u32 },
 }
 
 /// An event with the sample fields around it.
@@ -279,6 +285,10 @@ enum Layout {
     },
     VectorEntry(Vector),
     VectorExit(Vector),
+    Fork {
+        parent: IntAt,
+        child: IntAt,
+    },
 }
 
 /// Decodes the payloads of the tracepoints it was built for.
@@ -318,6 +328,10 @@ impl Decoder {
                 Tracepoint::SoftirqExit => Layout::SoftirqExit { vec: f.int("vec")? },
                 Tracepoint::VectorEntry(v) => Layout::VectorEntry(v),
                 Tracepoint::VectorExit(v) => Layout::VectorExit(v),
+                Tracepoint::Fork => Layout::Fork {
+                    parent: f.int("parent_pid")?,
+                    child: f.int("child_pid")?,
+                },
             };
             let Ok(id) = u16::try_from(f.id) else {
                 return Err(format::FormatError::Unsupported {
@@ -363,6 +377,11 @@ impl Decoder {
             Tracepoint::SoftirqExit,
         ] {
             formats.push((tp, read(tp)?));
+        }
+        // forks tell the owner's children from intruders; without the
+        // event they are counted as other tasks
+        if let Ok(f) = read(Tracepoint::Fork) {
+            formats.push((Tracepoint::Fork, f));
         }
         for v in Vector::ALL.into_iter().filter(|v| v.can_sample()) {
             let (entry, exit) = (Tracepoint::VectorEntry(v), Tracepoint::VectorExit(v));
@@ -421,6 +440,10 @@ impl Decoder {
             },
             Layout::VectorEntry(v) => Event::VectorEntry(v),
             Layout::VectorExit(v) => Event::VectorExit(v),
+            Layout::Fork { parent, child } => Event::Fork {
+                parent_tid: int(parent, "parent_pid")? as u32,
+                child_tid: int(child, "child_pid")? as u32,
+            },
         };
         Ok(Decoded {
             time: s.time,

@@ -27,6 +27,8 @@ pub struct RunFacts {
     pub signal: Option<i32>,
     /// Its context switches (voluntary, involuntary), from getrusage.
     pub command_switches: Option<(u64, u64)>,
+    /// Its migrations (every thread), as last read while it ran.
+    pub command_migrations: Option<u64>,
     /// Why nothing was traced.
     pub trace_missing: Option<String>,
 }
@@ -452,9 +454,14 @@ impl RunReport {
         );
         let _ = writeln!(o, "verdict: {}", self.verdict);
         if let Some((v, i)) = f.command_switches {
+            let others: f64 = self.per_cpu.iter().filter_map(|c| c.csw).sum();
+            let mig = f
+                .command_migrations
+                .map_or_else(String::new, |m| format!(", {m} migrations"));
             let _ = writeln!(
                 o,
-                "the command: {} context switches ({v} voluntary, {i} involuntary)",
+                "the command: {} context switches ({v} voluntary, {i} involuntary){mig}; \
+                 every task on its CPUs: {others:.0} context switches",
                 v + i
             );
         }
