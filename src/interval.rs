@@ -358,7 +358,12 @@ fn time_split(a: &CpuTimes, b: &CpuTimes) -> Option<TimeSplit> {
     {
         return None;
     }
-    let total: u64 = d.iter().flatten().sum();
+    // the kernel's ticks never add up past 64 bits; deltas that do are
+    // counters read wrong, and their split is unknown
+    let total = d
+        .iter()
+        .flatten()
+        .try_fold(0u64, |sum, &x| sum.checked_add(x))?;
     if total == 0 {
         return None;
     }
@@ -534,8 +539,8 @@ fn hw_cstates(
             .iter()
             .find(|(n, _)| n == name)
             .and_then(|(_, va)| delta(*va, *vb, Width::Bits64));
-        match d {
-            Some(v) => deeper += v,
+        match d.and_then(|v| deeper.checked_add(v)) {
+            Some(sum) => deeper = sum,
             None => known = false,
         }
         out.push((*name, d.and_then(|v| percent(v, dtsc, 2.0))));
@@ -613,6 +618,11 @@ fn count_rate(a: Option<&u64>, b: Option<&u64>, dt_s: f64) -> Option<f64> {
 fn watts(a: &[Energy], b: &[Energy], domain: &str, dt_s: f64) -> Option<f64> {
     let eb = b.iter().find(|e| e.domain == domain)?;
     let ea = a.iter().find(|e| e.domain == domain)?;
+    // a counter still at zero since boot is one the hypervisor does not
+    // implement (a guest's energy-psys), not a machine drawing no power
+    if ea.raw == 0 && eb.raw == 0 {
+        return None;
+    }
     let d = delta(ea.raw, eb.raw, eb.width)?;
     let w = d as f64 * eb.joules_per_count / dt_s;
     // a "wrap" that implies more than 10 kW per domain was a reset
@@ -729,4 +739,27 @@ fn hwmon_core_temp(m: &Machine, cpu: u32, cur: &Snapshot) -> Option<f64> {
     cur.hwmon_mc
         .get(&format!("{}/temp{}", s.dir, s.index))
         .map(|mc| *mc as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn psys(raw: u64) -> Vec<Energy> {
+        vec![Energy {
+            domain: "psys",
+            raw,
+            joules_per_count: 2.0_f64.powi(-32),
+            width: Width::Bits64,
+        }]
+    }
+
+    #[test]
+    fn an_energy_counter_that_never_left_zero_is_unknown_not_zero_watts() {
+        // a guest's perf power/energy-psys reads 0 at every instant
+        assert_eq!(watts(&psys(0), &psys(0), "psys", 1.0), None);
+        // a counter that moved, even from zero, has a rate: 2^32 counts = 1 J
+        assert_eq!(watts(&psys(0), &psys(1 << 32), "psys", 1.0), Some(1.0));
+        assert_eq!(watts(&psys(7), &psys(7), "psys", 1.0), Some(0.0));
+    }
 }

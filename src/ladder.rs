@@ -319,7 +319,11 @@ fn status_of(
             }
         }
         Metric::Power => {
-            if p.perf_any(PerfEvent::EnergyPkg) {
+            // any energy event counts: a guest may expose only energy-psys
+            if PerfEvent::ALL
+                .iter()
+                .any(|e| e.is_energy() && p.perf_any(*e))
+            {
                 found(metric, Rung::Perf, "perf power energy-*", None)
             } else if snap.pkg.values().any(|k| !k.energy.is_empty()) {
                 found(metric, Rung::Msr, "/dev/cpu/N/msr RAPL", None)

@@ -24,4 +24,5 @@ pub mod source;
 pub mod stop;
 pub mod synth;
 pub mod sys;
+pub mod trace;
 pub mod tui;

@@ -44,6 +44,10 @@ pub struct Machine {
     pub cpufreq: Vec<CpuFreqInfo>,
     /// Why cpufreq is missing, when it is.
     pub cpufreq_missing: Option<String>,
+    /// Why the current-frequency file (`scaling_cur_freq`) is not read
+    /// each interval even where it is the only frequency rung: one read of
+    /// it cost more than [`cpufreq::COSTLY_READ_NS`].
+    pub cur_freq_note: Option<String>,
     /// Turbo/boost switches.
     pub boost: Boost,
     /// cpuidle driver and governor.
@@ -69,6 +73,12 @@ pub struct Machine {
 impl Machine {
     /// Reads every fact; never fails, a fact it cannot read is `None`.
     pub fn read(fs: &mut Fs) -> Machine {
+        Machine::read_with_limit(fs, cpufreq::COSTLY_READ_NS)
+    }
+
+    /// [`Machine::read`], with the longest read of the current-frequency
+    /// file (ns) that still lets noisetop read it each interval (tests).
+    pub fn read_with_limit(fs: &mut Fs, costly_read_ns: u64) -> Machine {
         let sets = topology::read_cpu_sets(fs);
         let cpuinfo = fs
             .read(Base::Proc, "cpuinfo")
@@ -83,12 +93,24 @@ impl Machine {
         let topology_note = topology_from_cpuinfo(&mut topology, &cpuinfo);
         let mut cpufreq = Vec::new();
         let mut cpufreq_missing = None;
+        let mut cur_freq_note = None;
         for &cpu in &online {
-            match cpufreq::read_info(fs, cpu) {
-                Ok(info) => cpufreq.push(info),
+            match cpufreq::read_info_timed(fs, cpu, cur_freq_note.is_none()) {
+                Ok((info, read_ns)) => {
+                    if let Some(ns) = read_ns.filter(|&ns| ns > costly_read_ns) {
+                        cur_freq_note = Some(costly_note(&info, ns, costly_read_ns));
+                    }
+                    cpufreq.push(info);
+                }
                 Err(e) => {
                     cpufreq_missing.get_or_insert_with(|| format!("no cpufreq: {e}"));
                 }
+            }
+        }
+        if cur_freq_note.is_some() {
+            // not even as a last rung: each interval would pay it per CPU
+            for c in &mut cpufreq {
+                (c.cur_khz, c.cur_path) = (None, None);
             }
         }
         if !cpufreq.is_empty() && cpufreq.len() < online.len() {
@@ -150,6 +172,7 @@ impl Machine {
             smt_note,
             cpufreq,
             cpufreq_missing,
+            cur_freq_note,
             boost,
             idle_driver,
             idle_states,
@@ -194,6 +217,20 @@ impl Machine {
     pub fn family_model(&self) -> Option<(u32, u32)> {
         Some((self.cpuinfo.family?, self.cpuinfo.model?))
     }
+}
+
+fn costly_note(info: &CpuFreqInfo, ns: u64, limit: u64) -> String {
+    let file = info
+        .cur_path
+        .as_deref()
+        .and_then(|p| p.rsplit('/').next())
+        .unwrap_or("scaling_cur_freq");
+    format!(
+        "{file} took {:.3} ms a read on cpu{} (more than {:.3} ms): not read each interval",
+        ns as f64 / 1e6,
+        info.cpu,
+        limit as f64 / 1e6
+    )
 }
 
 fn guess_online(fs: &mut Fs, cpuinfo: &CpuInfo) -> (Vec<u32>, Option<String>) {

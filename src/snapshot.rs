@@ -31,7 +31,7 @@ impl Rung {
         match self {
             Rung::Perf => "perf",
             Rung::Msr => "msr",
-            Rung::Kernel => "sysfs",
+            Rung::Kernel => "kernel",
         }
     }
 }

@@ -517,6 +517,18 @@ fn smt_siblings() {
 #[test]
 fn irq_affinity() {
     let t = quiet();
+    // not judged: IRQ 9 has no handler (no row in /proc/interrupts), and
+    // IRQ 11 is the per-CPU arm64 timer line, which cannot be moved
+    t.put("proc/irq/9/smp_affinity_list", "0-3\n");
+    t.put("proc/irq/11/smp_affinity_list", "0-3\n");
+    let text = std::fs::read_to_string(t.0.path().join("proc/interrupts")).unwrap();
+    t.put(
+        "proc/interrupts",
+        &text.replace(
+            "LOC:",
+            " 11:        500        500        500        500     GICv3  27 Level     arch_timer\nLOC:",
+        ),
+    );
     let default = "/proc/irq/default_smp_affinity = 3 (CPUs 0-1)";
     assert_rule(
         &t.bench("irq-affinity"),
@@ -867,7 +879,17 @@ fn on_battery() {
         &t.bench("on-battery"),
         "a battery but no Mains supply with an online file",
     );
+    // a wireless mouse's battery says nothing about the machine
     t.rm("sys/class/power_supply/BAT0");
+    t.put("sys/class/power_supply/hidpp_battery_0/type", "Battery\n");
+    t.put("sys/class/power_supply/hidpp_battery_0/scope", "Device\n");
+    assert_rule(
+        &t.bench("on-battery"),
+        Status::Ok,
+        &["/sys/class/power_supply/hidpp_battery_0: type = Battery"],
+        &[],
+    );
+    t.rm("sys/class/power_supply/hidpp_battery_0");
     assert_rule(
         &t.bench("on-battery"),
         Status::Ok,
@@ -1119,6 +1141,78 @@ fn every_capture_is_judged() {
                 rule.reason.is_some(),
                 "{rule:?}"
             );
+        }
+    }
+}
+
+/// Every rule has its README section, and the README names no rule that
+/// does not exist.
+#[test]
+fn readme_has_a_section_per_rule() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let sections: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("#### check-"))
+        .collect();
+    assert_eq!(sections, check::RULE_IDS, "README sections in rule order");
+}
+
+/// The command end to end on a tree: the exit code follows the verdicts,
+/// and a CPU that is not online is a clear error.
+#[test]
+fn command_exit_codes() {
+    use noisetop::cli::CpuList;
+    use noisetop::cmd::check::{CheckArgs, run};
+    use std::process::ExitCode;
+    let t = quiet();
+    let roots = Roots::under(t.0.path());
+    let args = |cpus: &[u32]| CheckArgs {
+        cpus: Some(CpuList(cpus.to_vec())),
+        json: true,
+    };
+    assert_eq!(run(&args(&[2, 3]), &roots).unwrap(), ExitCode::from(0));
+    t.put("proc/sys/kernel/nmi_watchdog", "1\n");
+    assert_eq!(run(&args(&[2, 3]), &roots).unwrap(), ExitCode::from(1));
+    t.put("sys/class/power_supply/AC/online", "0\n");
+    assert_eq!(run(&args(&[2, 3]), &roots).unwrap(), ExitCode::from(2));
+    let err = run(&args(&[2, 9]), &roots).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--cpus 2,9: CPU 9 is not online (online: 0-3)"
+    );
+}
+
+/// Live with the last online CPU as benchmark CPU: the IRQ rule answers
+/// from the real /proc/irq, names each IRQ it blames, and moves them to
+/// the other CPUs.
+#[test]
+fn live_machine_one_cpu() {
+    let mut fs = Fs::new(Roots::default());
+    let facts = CheckFacts::read(&mut fs);
+    let online = facts.machine.online.clone();
+    if online.len() < 2 || !Path::new("/proc/irq").is_dir() {
+        println!("fewer than 2 CPUs or no /proc/irq: skipped");
+        return;
+    }
+    let last = *online.last().unwrap();
+    let r = check::rules(&facts, &[last], &CheckConfig::default());
+    println!("{}", render_text(&r));
+    let irq = find(&r, "irq-affinity");
+    assert_ne!(irq.status, Status::Unknown, "{irq:#?}");
+    if irq.status == Status::Warn {
+        let others = noisetop::collect::cpulist::format(&online[..online.len() - 1]);
+        assert!(
+            irq.fix
+                .iter()
+                .any(|f| f.contains(&format!("echo {others} > /proc/irq/"))),
+            "{irq:#?}"
+        );
+        for e in irq.evidence.iter().filter(|e| e.starts_with("IRQ ")) {
+            let n: u32 = e[4..].split([' ', ':']).next().unwrap().parse().unwrap();
+            let list = std::fs::read_to_string(format!("/proc/irq/{n}/smp_affinity_list")).unwrap();
+            let cpus = noisetop::collect::cpulist::parse(&list).unwrap();
+            assert!(cpus.contains(&last), "{e}: {list}");
         }
     }
 }

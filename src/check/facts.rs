@@ -33,7 +33,10 @@ pub struct CheckFacts {
     pub nohz_full: Fact<Vec<u32>>,
     /// Per-policy `cpuN/cpufreq/boost` (amd-pstate, Linux 6.11+), by CPU.
     pub policy_boost: Vec<(u32, bool)>,
-    /// Every numbered IRQ with its allowed CPUs.
+    /// Every numbered device IRQ with its allowed CPUs. When
+    /// /proc/interrupts is readable, only the IRQs it lists as devices: an
+    /// IRQ without a handler is not listed there and disturbs nothing, and
+    /// a per-CPU timer line (arm64 `arch_timer`) cannot be moved.
     pub irqs: Fact<Vec<IrqAffinity>>,
     /// `/proc/irq/default_smp_affinity`: CPUs a new IRQ may use.
     pub default_affinity: Fact<Vec<u32>>,
@@ -79,6 +82,8 @@ pub struct PowerSupply {
     pub kind: Option<String>,
     /// `online`, where the file exists.
     pub online: Option<bool>,
+    /// `scope`: `Device` for the battery of a peripheral (a wireless mouse).
+    pub scope: Option<String>,
 }
 
 /// The path as the kernel names it (`/proc/sys/kernel/aslr`), whatever
@@ -180,9 +185,16 @@ fn read_irqs(fs: &mut Fs) -> Fact<Vec<IrqAffinity>> {
         .ok()
         .and_then(|t| interrupts::parse_interrupts(t).ok())
         .unwrap_or_default();
+    let listed = !table.rows.is_empty();
     let mut irqs: Vec<IrqAffinity> = names
         .iter()
         .filter_map(|n| n.parse::<u32>().ok())
+        .filter(|irq| {
+            !listed
+                || table
+                    .row(&irq.to_string())
+                    .is_some_and(|r| r.kind == interrupts::IrqKind::Device)
+        })
         .map(|irq| {
             let label = irq.to_string();
             let name = table
@@ -246,7 +258,13 @@ fn read_power(fs: &mut Fs) -> Fact<Vec<PowerSupply>> {
                 Ok("0") => Some(false),
                 _ => None,
             };
-            PowerSupply { name, kind, online }
+            let scope = text(fs, Base::Sys, &format!("{dir}/{name}/scope")).ok();
+            PowerSupply {
+                name,
+                kind,
+                online,
+                scope,
+            }
         })
         .collect())
 }

@@ -34,7 +34,7 @@ pub(super) fn on_battery(f: &CheckFacts) -> RuleResult {
         .collect();
     let battery = supplies
         .iter()
-        .any(|p| p.kind.as_deref() == Some("Battery"));
+        .any(|p| p.kind.as_deref() == Some("Battery") && p.scope.as_deref() != Some("Device"));
     if chargers.iter().any(|p| p.online == Some(true)) {
         return r;
     }

@@ -199,6 +199,9 @@ fn sample_live(
         go(&mut driver, &live, sinks, Some(&mut hook), printer)
     } else {
         let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
+        let no_trace = print.is_none_or(|a| a.watch.no_trace);
+        let (t, missing) = crate::cmd::tracer_for(&tree, &roots, &watched, no_trace, Vec::new());
+        driver.set_tracer(t, missing);
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {

@@ -108,9 +108,13 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     if let Some(files) = a.sample.budget {
         engine.sampler.set_budget(files);
     }
-    let driver = Driver::new(engine)
+    let mut driver = Driver::new(engine)
         .with_config(config.clone())
         .watching(&watched);
+    let tree = crate::cmd::tree_kind(&a.source, &roots);
+    let (t, missing) =
+        crate::cmd::tracer_for(&tree, &roots, &watched, a.watch.no_trace, Vec::new());
+    driver.set_tracer(t, missing);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(a.sample.interval));
     let (tx, rx) = live::channel();

@@ -203,6 +203,34 @@ pub fn open_hw(s: &SourceArgs, roots: &Roots, m: &Machine) -> Result<AnyHw> {
     })
 }
 
+/// The tracepoint reader for the watched CPUs of a live tree, or why there
+/// is none (`--no-trace`, a tree that is not this machine, tracefs or
+/// permissions missing). `owners`: the pids that own the CPUs, when known.
+pub fn tracer_for(
+    tree: &Tree,
+    roots: &Roots,
+    watched: &[u32],
+    no_trace: bool,
+    owners: Vec<u32>,
+) -> (
+    Option<Box<dyn crate::pipeline::TraceSource>>,
+    Option<String>,
+) {
+    if no_trace {
+        return (None, Some("--no-trace".into()));
+    }
+    if *tree != Tree::Live {
+        return (
+            None,
+            Some("the tree is not this machine's live kernel".into()),
+        );
+    }
+    match crate::pipeline::trace::LiveTrace::open(&roots.sysfs, watched, owners) {
+        Ok(t) => (Some(Box::new(t)), None),
+        Err(why) => (None, Some(why)),
+    }
+}
+
 /// Refuses CPUs that are not online, naming the online list.
 pub fn check_cpus(flag: &str, cpus: &[u32], m: &Machine) -> Result<()> {
     let missing: Vec<u32> = cpus

@@ -54,6 +54,14 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     let pid = child.id();
     let started = std::time::Instant::now();
+    let (t, missing) = crate::cmd::tracer_for(
+        &crate::cmd::Tree::Live,
+        &roots,
+        &cpus,
+        a.no_trace,
+        vec![pid],
+    );
+    driver.set_tracer(t, missing);
 
     let forwarder = forward_signals(pid)?;
     let stop = Stop::new();

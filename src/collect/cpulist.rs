@@ -2,6 +2,10 @@
 
 use std::fmt::Write as _;
 
+/// Most CPU numbers a list may name, repeats included: four ranges of the
+/// largest size one range may have, far above any kernel's CPU count.
+const MAX_LISTED: usize = 4 << 20;
+
 /// Parses a kernel CPU list; empty text, `(null)` and white space mean no CPUs.
 pub fn parse(text: &str) -> Result<Vec<u32>, String> {
     let text = text.trim().trim_matches('\0').trim();
@@ -34,6 +38,11 @@ pub fn parse(text: &str) -> Result<Vec<u32>, String> {
             return Err(format!("range too large in {part:?}"));
         }
         cpus.extend((lo..=hi).step_by(stride as usize));
+        // many overlapping large ranges would grow the list without bound
+        // before the dedup below
+        if cpus.len() > MAX_LISTED {
+            return Err(format!("more than {MAX_LISTED} CPUs listed"));
+        }
     }
     cpus.sort_unstable();
     cpus.dedup();
@@ -108,6 +117,16 @@ mod tests {
         assert!(parse("3-x").is_err());
         assert!(parse("5-2").is_err());
         assert!(parse("0-4294967295").is_err());
+    }
+
+    #[test]
+    fn many_large_ranges_are_refused_before_they_take_the_memory() {
+        let text = vec!["0-1048576"; 64].join(",");
+        assert_eq!(
+            parse(&text).unwrap_err(),
+            format!("more than {MAX_LISTED} CPUs listed")
+        );
+        assert_eq!(parse("0-1048575,0-1048575").unwrap().len(), 1 << 20);
     }
 
     #[test]

@@ -29,13 +29,14 @@ pub fn on_watched(cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict) -> Vec<Finding
 /// threads (which cannot move) ran there.
 fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder]) -> String {
     let house = cx.housekeeping();
-    let mut pids: Vec<u32> = who
-        .iter()
-        .filter(|i| !i.task.per_cpu_kthread && i.task.pid != 0)
-        .map(|i| i.task.pid)
-        .collect();
-    pids.sort_unstable();
-    pids.dedup();
+    // the longest-running first (`who` is in that order), a few at most
+    let mut pids: Vec<u32> = Vec::new();
+    for i in who {
+        if !i.task.per_cpu_kthread && i.task.pid != 0 && !pids.contains(&i.task.pid) {
+            pids.push(i.task.pid);
+        }
+    }
+    pids.truncate(3);
     if pids.is_empty() || house.is_empty() {
         return isolate_cmdline(cpu);
     }

@@ -8,6 +8,7 @@
 pub mod control;
 pub mod live;
 pub mod replay;
+pub mod trace;
 
 use std::time::{Duration, Instant};
 
@@ -104,6 +105,8 @@ pub struct Driver<H: Hardware> {
     tracer: Option<Box<dyn TraceSource>>,
     /// Why there is no tracer, for the statuses.
     trace_missing: Option<String>,
+    /// What the last sample said of tracing, to say it again only when it changes.
+    trace_said: Option<String>,
     online: Vec<u32>,
 }
 
@@ -126,6 +129,7 @@ impl<H: Hardware> Driver<H> {
             config: NoiseConfig::default(),
             tracer: None,
             trace_missing: None,
+            trace_said: None,
             online,
         }
     }
@@ -180,6 +184,19 @@ impl<H: Hardware> Driver<H> {
         self.trace_missing.as_deref()
     }
 
+    /// One line on who-ran attribution: the traced CPUs, or why none is.
+    pub fn trace_status(&self) -> String {
+        match (&self.tracer, &self.trace_missing) {
+            (_, Some(why)) => format!("who ran: not traced: {why}"),
+            (Some(t), None) if !t.cpus().is_empty() => format!(
+                "who ran: tracepoints on CPU {} (sched_switch, irq, softirq, vectors)",
+                crate::collect::cpulist::format(&t.cpus())
+            ),
+            (Some(_), None) => "who ran: tracepoints on the watched CPUs (none watched)".into(),
+            (None, None) => "who ran: not traced (no tracer)".into(),
+        }
+    }
+
     /// Takes a snapshot and, from the second on, returns the judged interval.
     pub fn step(&mut self) -> Step {
         let woke = Instant::now();
@@ -202,6 +219,18 @@ impl<H: Hardware> Driver<H> {
                 trace: trace.as_ref(),
             },
         );
+        let mut notes = Vec::new();
+        let said = self.trace_status();
+        if self.trace_said.as_ref() != Some(&said) {
+            notes.push(said.clone());
+            self.trace_said = Some(said);
+        }
+        if let Some(t) = trace.as_ref().filter(|t| t.lost > 0) {
+            notes.push(format!(
+                "who ran: the kernel dropped {} trace records (ring full): figures are low",
+                t.lost
+            ));
+        }
         Step::Sample(Box::new(Sample {
             interval,
             judgement,
@@ -212,7 +241,7 @@ impl<H: Hardware> Driver<H> {
             next_at: None,
             took: woke.elapsed(),
             position: None,
-            notes: Vec::new(),
+            notes,
         }))
     }
 }

@@ -124,6 +124,7 @@ pub struct Fs {
     tee: Option<PathBuf>,
     keep_open: bool,
     fd_ceiling: i32,
+    log: Option<Vec<(Base, String)>>,
 }
 
 /// A counter file registered with [`Fs::file_id`], read again each interval.
@@ -170,6 +171,7 @@ impl Fs {
             tee: None,
             keep_open: true,
             fd_ceiling: default_fd_ceiling(),
+            log: None,
         }
     }
 
@@ -206,6 +208,7 @@ impl Fs {
             tee: None,
             keep_open: self.keep_open,
             fd_ceiling: self.fd_ceiling,
+            log: None,
         }
     }
 
@@ -228,6 +231,25 @@ impl Fs {
     /// kept open (tests of the ceiling).
     pub fn set_fd_ceiling(&mut self, ceiling: i32) {
         self.fd_ceiling = ceiling;
+    }
+
+    /// Starts (`true`) or stops recording which files and directories are
+    /// read, for [`Fs::take_log`]: tests check the files a sample reads
+    /// against the list the README gives.
+    pub fn set_log(&mut self, on: bool) {
+        self.log = on.then(Vec::new);
+    }
+
+    /// Returns what was read since the last call (paths relative to their
+    /// base, directories listed ending in `/`), in order, and starts anew.
+    pub fn take_log(&mut self) -> Vec<(Base, String)> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn note(&mut self, base: Base, rel: &str) {
+        if let Some(log) = &mut self.log {
+            log.push((base, rel.to_string()));
+        }
     }
 
     /// How many counter files are open now.
@@ -307,6 +329,11 @@ impl Fs {
         id: FileId,
         read: impl FnOnce(&File) -> io::Result<T>,
     ) -> Result<T, ReadError> {
+        if self.log.is_some() {
+            let s = &self.slots[id.0 as usize];
+            let (base, rel) = (s.base, s.rel.to_string());
+            self.note(base, &rel);
+        }
         let slot = &mut self.slots[id.0 as usize];
         if slot.file.is_none() {
             slot.file = Some(open_file(&self.roots.path(slot.base, &slot.rel))?);
@@ -340,6 +367,7 @@ impl Fs {
     /// Reads a whole file once as text (invalid UTF-8 is replaced, never
     /// an error); the file is closed again.
     pub fn read(&mut self, base: Base, rel: &str) -> Result<&str, ReadError> {
+        self.note(base, rel);
         let path = self.roots.path(base, rel);
         let file = open_file(&path)?;
         let len = match pread_all(&file, &mut self.buf) {
@@ -401,6 +429,7 @@ impl Fs {
     /// Lists the entry names of a directory, sorted in natural order
     /// (`cpu2` before `cpu10`, `state2` before `state10`).
     pub fn list(&mut self, base: Base, rel: &str) -> Result<Vec<String>, ReadError> {
+        self.note(base, &format!("{rel}/"));
         let path = self.roots.path(base, rel);
         let entries = std::fs::read_dir(&path).map_err(|e| ReadError::from_io(&path, &e))?;
         let mut names: Vec<String> = entries

@@ -240,13 +240,19 @@ pub struct PerfSet {
     read_errors: Vec<(u32, String)>,
 }
 
-/// Collects failure reasons, once per (event, reason).
+/// Collects failure reasons, once per (event, reason), in the order they
+/// came. Reasons name their CPU, so there can be one per CPU: a set keeps
+/// the check for a repeat constant (a scan of the list made opening
+/// quadratic in the CPUs, 13 s at 16 384).
 #[derive(Default)]
-struct Failures(Vec<(PerfEvent, String)>);
+struct Failures(
+    Vec<(PerfEvent, String)>,
+    std::collections::HashSet<(PerfEvent, String)>,
+);
 
 impl Failures {
     fn add(&mut self, e: PerfEvent, reason: String) {
-        if !self.0.iter().any(|(k, r)| *k == e && *r == reason) {
+        if self.1.insert((e, reason.clone())) {
             self.0.push((e, reason));
         }
     }
@@ -539,6 +545,7 @@ fn plan_event(
     }
     let dir = devices.join(e.pmu());
     check_format(&dir.join("format")).map_err(|why| format!("perf {e}: {why}"))?;
+    check_description(&dir, e.name()).map_err(|why| format!("perf {e}: {why}"))?;
     let dynamic = perf_event::events::DynamicBuilder::new(&dir)
         .and_then(|mut b| {
             b.event(e.name())?;
@@ -611,6 +618,27 @@ fn check_format(dir: &Path) -> Result<(), String> {
 
 /// Largest PMU description file (`format/*`, `events/*.scale`) read.
 const PMU_FILE_BYTES: usize = 64 << 10;
+
+/// Checks that the files perf-event2 opens to build an event (`type`,
+/// `events/NAME` and, where present, its `.scale` and `.unit`) are small
+/// regular files: it opens them blocking and reads them whole, so a FIFO
+/// in a damaged tree would block start-up and `/dev/zero` would take the
+/// memory.
+fn check_description(dir: &Path, name: &str) -> Result<(), String> {
+    let events = dir.join("events");
+    let must = [dir.join("type"), events.join(name)];
+    let may = [
+        events.join(format!("{name}.scale")),
+        events.join(format!("{name}.unit")),
+    ];
+    for f in &must {
+        crate::source::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+    }
+    for f in may.iter().filter(|f| std::fs::symlink_metadata(f).is_ok()) {
+        crate::source::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
 
 fn read_scale(path: &Path) -> Result<f64, String> {
     let text = crate::source::fs::read_capped(path, PMU_FILE_BYTES)
@@ -688,6 +716,30 @@ fn parse_line(line: &str) -> Result<PerfCounts, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_keep_the_first_of_each_reason_in_order() {
+        let mut f = Failures::default();
+        for cpu in 0..3 {
+            f.add(PerfEvent::Tsc, format!("cpu {cpu}: no such device"));
+            f.add(PerfEvent::Tsc, "no msr PMU".into());
+        }
+        f.add(PerfEvent::Aperf, "no msr PMU".into());
+        let reasons: Vec<String> =
+            f.0.iter()
+                .map(|(e, r)| format!("{}: {r}", e.name()))
+                .collect();
+        assert_eq!(
+            reasons,
+            [
+                "tsc: cpu 0: no such device",
+                "tsc: no msr PMU",
+                "tsc: cpu 1: no such device",
+                "tsc: cpu 2: no such device",
+                "aperf: no msr PMU"
+            ]
+        );
+    }
 
     /// A fake sysfs with the PMUs this VM has: msr with only `tsc`,
     /// plus a `power` PMU with energy-pkg and its scale.
@@ -821,6 +873,39 @@ mod tests {
         }
         std::fs::write(&fmt, "config:0-63\n").unwrap();
         assert!(plan_event(&devices(&dir), PerfEvent::Tsc, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_fifo_or_dev_zero_in_a_pmu_description_is_refused_without_blocking() {
+        let dir = fake_sysfs();
+        let ty = devices(&dir).join("msr/type");
+        std::fs::remove_file(&ty).unwrap();
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&ty)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
+            .err()
+            .unwrap();
+        assert!(
+            why.ends_with("msr/type: not a regular file (a FIFO)"),
+            "{why}"
+        );
+        std::fs::remove_file(&ty).unwrap();
+        std::fs::write(&ty, "9\n").unwrap();
+        let ev = devices(&dir).join("msr/events/tsc");
+        std::fs::remove_file(&ev).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &ev).unwrap();
+        let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
+            .err()
+            .unwrap();
+        assert!(
+            why.ends_with("not a regular file (a character device)"),
+            "{why}"
+        );
     }
 
     #[test]

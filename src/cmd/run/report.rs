@@ -125,6 +125,8 @@ pub struct CpuRun {
     pub migrations: Option<f64>,
     /// Mean steal, %.
     pub steal_pct: Option<f64>,
+    /// The span the traced figures cover, ns (0: not traced).
+    pub traced_ns: u64,
     /// Tasks other than the command (traced), longest first.
     pub intruders: Vec<TaskTotal>,
     /// Time interrupts took (traced): (kind, name, ns, count, longest ns).
@@ -179,6 +181,7 @@ struct CpuAcc {
     csw: Option<f64>,
     mig: Option<f64>,
     steal: Option<f64>,
+    traced_ns: u64,
     intruders: BTreeMap<(u32, String), TaskTotal>,
     stolen: BTreeMap<(String, String), (u64, u64, u64)>,
     noisy: u64,
@@ -255,6 +258,7 @@ impl Accumulator {
             add(&mut a.mig, r.mig_per_s.map(|v| v * dt));
             add(&mut a.steal, r.time.and_then(|t| t.steal).map(|v| v * dt));
             if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
+                a.traced_ns += t.window_ns;
                 for i in &t.intruders {
                     let e = a
                         .intruders
@@ -332,7 +336,8 @@ impl Accumulator {
                         i.pid,
                         i.ns as f64 / 1e6
                     ),
-                    u64::MAX,
+                    // intruders rank above every count, the longest first
+                    u64::MAX / 2 + i.ns,
                     a.intervals,
                 ));
             }
@@ -376,6 +381,7 @@ impl Accumulator {
                 csw: a.csw,
                 migrations: a.mig,
                 steal_pct: a.steal.map(|s| s / secs),
+                traced_ns: a.traced_ns,
                 intruders,
                 stolen,
                 noisy_intervals: a.noisy,
@@ -394,7 +400,7 @@ impl Accumulator {
                 .iter()
                 .take(3)
                 .map(|(t, n, of)| {
-                    if *n == u64::MAX {
+                    if *n >= u64::MAX / 2 {
                         t.clone()
                     } else {
                         format!("{t} ({n} of {of} intervals)")

@@ -1,0 +1,150 @@
+//! The tracepoint reader as the driver's [`TraceSource`]: opens the rings
+//! of the watched CPUs (again when they change), and turns each window
+//! into the terms the rules read ([`Traced`]).
+
+use std::path::{Path, PathBuf};
+
+use super::TraceSource;
+use crate::noise::traced::{Intruder, StolenBy, Traced, TracedCpu, TracedTask};
+use crate::source::tracer::Tracer;
+use crate::trace::{CpuTrace, SourceKind, TaskId, TraceWindow};
+
+/// `PF_NO_SETAFFINITY` in /proc/PID/stat's flags: a kernel thread bound to
+/// its CPU, which `taskset` cannot move.
+const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
+
+/// Tracepoints of the watched CPUs.
+pub struct LiveTrace {
+    sysfs: PathBuf,
+    proc: PathBuf,
+    tracer: Option<Tracer>,
+    owners: Vec<u32>,
+}
+
+impl LiveTrace {
+    /// Opens the rings of `cpus` (none yet when empty); the reason when the
+    /// kernel or the permissions refuse.
+    pub fn open(sysfs: &Path, cpus: &[u32], owners: Vec<u32>) -> Result<LiveTrace, String> {
+        let mut t = LiveTrace {
+            sysfs: sysfs.to_path_buf(),
+            proc: PathBuf::from("/proc"),
+            tracer: None,
+            owners,
+        };
+        t.retarget(cpus)?;
+        Ok(t)
+    }
+}
+
+impl TraceSource for LiveTrace {
+    fn drain(&mut self) -> Traced {
+        match &mut self.tracer {
+            Some(t) => traced(&t.drain(), &self.proc),
+            None => Traced::default(),
+        }
+    }
+
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+        if self.tracer.as_ref().is_some_and(|t| t.cpus() == cpus) {
+            return Ok(());
+        }
+        self.tracer = None;
+        if cpus.is_empty() {
+            return Ok(());
+        }
+        let mut t = Tracer::open(&self.sysfs, cpus)?;
+        if !self.owners.is_empty() {
+            for &c in cpus {
+                t.set_owner(c, self.owners.clone());
+            }
+        }
+        self.tracer = Some(t);
+        Ok(())
+    }
+
+    fn cpus(&self) -> Vec<u32> {
+        self.tracer
+            .as_ref()
+            .map_or_else(Vec::new, |t| t.cpus().to_vec())
+    }
+}
+
+/// Whether a thread is bound to its CPU for good (a per-CPU kernel thread).
+fn bound(proc: &Path, tid: u32) -> bool {
+    let Ok(stat) = crate::source::read_small(&proc.join(format!("{tid}/stat")), 4096) else {
+        return false;
+    };
+    // the fields after the parenthesised comm: state is the 3rd, flags the 9th
+    let Some(rest) = stat.rsplit_once(')').map(|x| x.1) else {
+        return false;
+    };
+    rest.split_whitespace()
+        .nth(6)
+        .and_then(|f| f.parse::<u64>().ok())
+        .is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
+}
+
+fn task(t: &TaskId, proc: &Path) -> TracedTask {
+    TracedTask {
+        comm: t.comm.clone().unwrap_or_else(|| format!("tid {}", t.tid)),
+        pid: t.pid.unwrap_or(t.tid),
+        tid: t.tid,
+        per_cpu_kthread: bound(proc, t.tid),
+    }
+}
+
+fn kind(k: SourceKind) -> &'static str {
+    match k {
+        SourceKind::Irq => "irq",
+        SourceKind::Softirq => "softirq",
+        SourceKind::LocalTimer => "timer",
+        SourceKind::Ipi => "ipi",
+        SourceKind::Apic => "apic",
+        SourceKind::Task => "task",
+    }
+}
+
+fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
+    let mut intruders: Vec<Intruder> = c
+        .tasks
+        .iter()
+        .filter(|t| !t.owner && t.task.tid != 0 && t.ns > 0)
+        .map(|t| Intruder {
+            task: task(&t.task, proc),
+            ns: t.ns,
+            slices: t.slices,
+        })
+        .collect();
+    intruders.sort_by_key(|i| std::cmp::Reverse(i.ns));
+    let stolen = c
+        .sources
+        .iter()
+        .filter(|s| s.kind != SourceKind::Task && s.ns > 0)
+        .map(|s| StolenBy {
+            kind: kind(s.kind).into(),
+            name: match (s.kind, s.irq) {
+                (SourceKind::Irq, Some(n)) => format!("{n}:{}", s.name),
+                _ => s.name.clone(),
+            },
+            irq: s.irq,
+            ns: s.ns,
+            count: s.count,
+            max_ns: s.max_ns,
+        })
+        .collect();
+    TracedCpu {
+        cpu: c.cpu,
+        window_ns: c.window_ns,
+        owner: c.owner.as_ref().map(|o| task(o, proc)),
+        intruders,
+        stolen,
+    }
+}
+
+/// A window in the rules' terms.
+pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
+    Traced {
+        cpus: w.cpus.iter().map(|c| cpu(c, proc)).collect(),
+        lost: w.lost,
+    }
+}

@@ -1,0 +1,389 @@
+//! Tracepoint sampling of watched CPUs through perf ring buffers: the events
+//! behind `trace` (who ran, which IRQ, softirq or IPI interrupted).
+//!
+//! Per watched CPU one ring buffer receives every event: `sched_switch`
+//! owns the mapping and the other tracepoints are redirected into it with
+//! `PERF_EVENT_IOC_SET_OUTPUT`, so one ring holds the CPU's events in the
+//! order they were written, and `common_type` in each payload tells them
+//! apart. Timestamps are `CLOCK_MONOTONIC` so a window ends at a time read
+//! here.
+//!
+//! The rings are read only when the caller calls [`Tracer::drain`], from its
+//! own CPU: reading a perf ring is plain memory access, no system call and no
+//! IPI. The kernel must never wake noisetop from the watched CPU either: no
+//! `wakeup_events`, and the wake-up watermark is the whole ring. The kernel
+//! then queues its wake-up `irq_work` (an IWI on the traced CPU) once per ring
+//! size of data written, counted from the start, read or not; with
+//! [`RING_BYTES`] that is once per 16 MiB of records.
+//!
+//! noisetop never mounts tracefs nor writes a knob: where something is
+//! missing, [`Tracer::open`] says what and which command would fix it.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use perf_event::data::Record as DataRecord;
+use perf_event::events::Tracepoint as PerfTracepoint;
+use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
+
+use crate::sys::monotonic_ns;
+use crate::trace::account::{CpuAccount, TraceSession, TraceWindow};
+use crate::trace::decode::{Decoder, RawSample};
+use crate::trace::procinfo;
+
+/// Bytes of ring buffer per watched CPU (a power of two). A sample is about
+/// 40 to 110 bytes, so at 10 000 context switches a second plus their
+/// interrupts (about 2 MB/s) one ring holds several seconds of events, and the
+/// kernel's watermark wake-up comes once per 16 MiB written.
+pub const RING_BYTES: usize = 16 << 20;
+
+/// `PERF_EVENT_IOC_SET_OUTPUT`, `_IO('$', 5)`: perf-event2 does not wrap it.
+const PERF_EVENT_IOC_SET_OUTPUT: u64 = 0x2405;
+
+/// Where tracefs is mounted under a sysfs root, in the order the kernel
+/// documents them (the debugfs path is the pre-4.1 one).
+pub fn find_tracefs(sysfs: &Path) -> Option<PathBuf> {
+    ["kernel/tracing", "kernel/debug/tracing"]
+        .iter()
+        .map(|rel| sysfs.join(rel))
+        .find(|p| p.join("events").is_dir())
+}
+
+struct CpuRing {
+    cpu: u32,
+    sampler: Sampler,
+    /// The redirected events: kept open (closing one stops it).
+    _others: Vec<Counter>,
+    account: CpuAccount,
+    /// Raw payloads of this drain and those held back for the next one.
+    arena: Vec<u8>,
+    /// `(time, pid, tid, start, len)` into `arena`.
+    entries: Vec<(u64, u32, u32, u32, u32)>,
+}
+
+/// Samples the scheduler and interrupt tracepoints of some CPUs.
+pub struct Tracer {
+    cpus: Vec<u32>,
+    rings: Vec<CpuRing>,
+    decoder: Decoder,
+    session: TraceSession,
+    proc_root: PathBuf,
+}
+
+fn open_error(e: &io::Error, what: &str, cpu: u32) -> String {
+    match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => format!(
+            "perf_event_open {what} on CPU {cpu}: permission denied: run as root, or give noisetop \
+             CAP_PERFMON (`setcap cap_perfmon+ep noisetop`) or set `sysctl kernel.perf_event_paranoid=-1`"
+        ),
+        Some(libc::ENODEV | libc::EINVAL | libc::ENXIO) => {
+            format!("perf_event_open {what} on CPU {cpu}: {e} (is CPU {cpu} online?)")
+        }
+        Some(libc::EMFILE) => {
+            format!(
+                "perf_event_open {what} on CPU {cpu}: {e}: raise the open file limit (`ulimit -n`)"
+            )
+        }
+        _ => format!("perf_event_open {what} on CPU {cpu}: {e}"),
+    }
+}
+
+fn read_id(tracefs: &Path, sys: &str, ev: &str) -> Result<u64, String> {
+    let path = tracefs.join("events").join(sys).join(ev).join("id");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        let hint = if e.kind() == io::ErrorKind::PermissionDenied {
+            ": run as root, or give this user read access to tracefs \
+             (`mount -o remount,gid=GROUP /sys/kernel/tracing`)"
+        } else {
+            ""
+        };
+        format!("cannot read {}: {e}{hint}", path.display())
+    })?;
+    text.trim()
+        .parse()
+        .map_err(|_| format!("{}: not an event id: {:?}", path.display(), text.trim()))
+}
+
+#[expect(
+    unsafe_code,
+    reason = "PERF_EVENT_IOC_SET_OUTPUT has no safe wrapper in perf-event2"
+)]
+fn set_output(event: &Counter, target: &Counter) -> io::Result<()> {
+    // SAFETY: both are open perf event fds owned by the caller; the ioctl
+    // takes the target fd by value and touches no user memory.
+    let rc = unsafe {
+        libc::ioctl(
+            event.as_raw_fd(),
+            PERF_EVENT_IOC_SET_OUTPUT as _,
+            target.as_raw_fd(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn builder(id: u64, cpu: u32) -> Builder<'static> {
+    let mut b = Builder::new(PerfTracepoint::with_id(id));
+    b.one_cpu(cpu as usize)
+        .any_pid()
+        .include_kernel()
+        .sample_period(1)
+        .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
+        .clockid(Clock::MONOTONIC)
+        // The largest watermark the kernel accepts is the ring's data size;
+        // no wakeup_events (that would wake per sample).
+        .wakeup_watermark(RING_BYTES);
+    b
+}
+
+impl Tracer {
+    /// Opens the tracepoints of `cpus`. `sysfs` is the sysfs root (`/sys`)
+    /// under which tracefs is looked for. On failure, the reason and the
+    /// command that would fix it.
+    pub fn open(sysfs: &Path, cpus: &[u32]) -> Result<Tracer, String> {
+        let tracefs = find_tracefs(sysfs).ok_or_else(|| {
+            format!(
+                "tracefs is not mounted at {0}/kernel/tracing: mount it with \
+                 `mount -t tracefs nodev {0}/kernel/tracing`",
+                sysfs.display()
+            )
+        })?;
+        let decoder = Decoder::load(&tracefs.join("events"))?;
+        let mut ids = Vec::new();
+        for &(tp, format_id) in decoder.events() {
+            let (sys, ev) = tp.path();
+            let id = read_id(&tracefs, sys, &ev)?;
+            if id != u64::from(format_id) {
+                return Err(format!(
+                    "{sys}:{ev}: id file says {id} but its format says {format_id}"
+                ));
+            }
+            ids.push((format!("{sys}:{ev}"), id));
+        }
+        let mut rings = Vec::with_capacity(cpus.len());
+        for &cpu in cpus {
+            let (lead_name, lead_id) = &ids[0];
+            let counter = builder(*lead_id, cpu)
+                .build()
+                .map_err(|e| open_error(&e, lead_name, cpu))?;
+            let mut sampler = counter.sampled(RING_BYTES).map_err(|e| {
+                format!(
+                    "mmap of a {} MiB perf ring for CPU {cpu}: {e} (as a user other than root, \
+                     raise `sysctl kernel.perf_event_mlock_kb`)",
+                    RING_BYTES >> 20
+                )
+            })?;
+            let mut others = Vec::with_capacity(ids.len() - 1);
+            for (name, id) in &ids[1..] {
+                let mut c = builder(*id, cpu)
+                    .build()
+                    .map_err(|e| open_error(&e, name, cpu))?;
+                set_output(&c, sampler.as_counter())
+                    .map_err(|e| format!("redirecting {name} on CPU {cpu} into one ring: {e}"))?;
+                c.enable()
+                    .map_err(|e| format!("enabling {name} on CPU {cpu}: {e}"))?;
+                others.push(c);
+            }
+            sampler
+                .enable()
+                .map_err(|e| format!("enabling {lead_name} on CPU {cpu}: {e}"))?;
+            rings.push(CpuRing {
+                cpu,
+                sampler,
+                _others: others,
+                account: CpuAccount::new(cpu, monotonic_ns()),
+                arena: Vec::new(),
+                entries: Vec::new(),
+            });
+        }
+        Ok(Tracer {
+            cpus: cpus.to_vec(),
+            rings,
+            decoder,
+            session: TraceSession::new(),
+            proc_root: PathBuf::from("/proc"),
+        })
+    }
+
+    /// The traced CPUs.
+    pub fn cpus(&self) -> &[u32] {
+        &self.cpus
+    }
+
+    /// Names the owner of `cpu` (thread group or thread ids); empty: the
+    /// task that ran longest in each window.
+    pub fn set_owner(&mut self, cpu: u32, pids: Vec<u32>) {
+        if let Some(r) = self.rings.iter_mut().find(|r| r.cpu == cpu) {
+            r.account.set_owner(pids);
+        }
+    }
+
+    /// The session so far (every drained window added up).
+    pub fn session(&self) -> TraceWindow {
+        self.session.totals()
+    }
+
+    /// Reads everything written since the last drain and accounts it up to now.
+    pub fn drain(&mut self) -> TraceWindow {
+        let now = monotonic_ns();
+        let mut out = TraceWindow::default();
+        for ring in &mut self.rings {
+            drain_ring(ring, &self.decoder, now);
+            let mut cpu = ring.account.flush(now);
+            fill_from_proc(&self.proc_root, &mut cpu);
+            out.lost += cpu.lost;
+            out.cpus.push(cpu);
+        }
+        self.session.add(&out);
+        out
+    }
+}
+
+fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
+    let mut lost = 0;
+    while let Some(rec) = ring.sampler.next_record() {
+        match rec.parse_record() {
+            Ok(DataRecord::Sample(s)) => {
+                let (Some(time), Some(raw)) = (s.time(), s.raw()) else {
+                    ring.account.add_unmatched(1);
+                    continue;
+                };
+                let start = ring.arena.len() as u32;
+                ring.arena.extend_from_slice(raw);
+                ring.entries.push((
+                    time,
+                    s.pid().unwrap_or(0),
+                    s.tid().unwrap_or(0),
+                    start,
+                    raw.len() as u32,
+                ));
+            }
+            Ok(DataRecord::Lost(l)) => lost += l.lost,
+            Ok(_) => {}
+            Err(_) => ring.account.add_unmatched(1),
+        }
+    }
+    ring.account.add_lost(lost);
+    // Records of one CPU are written in time order except where a handler
+    // interrupted the writing of another; a stable sort of a nearly sorted
+    // list is cheap.
+    ring.entries.sort_by_key(|e| e.0);
+    let split = ring.entries.partition_point(|e| e.0 <= now);
+    for &(time, pid, tid, start, len) in &ring.entries[..split] {
+        let raw = &ring.arena[start as usize..(start + len) as usize];
+        let sample = RawSample {
+            time,
+            cpu: ring.cpu,
+            pid,
+            tid,
+            raw,
+        };
+        match decoder.decode(&sample) {
+            Ok(e) => ring.account.event(&e),
+            Err(_) => ring.account.add_unmatched(1),
+        }
+    }
+    // Keep what was written after `now` for the next window.
+    let mut arena = Vec::new();
+    let mut kept = Vec::new();
+    for &(time, pid, tid, start, len) in &ring.entries[split..] {
+        let s = arena.len() as u32;
+        arena.extend_from_slice(&ring.arena[start as usize..(start + len) as usize]);
+        kept.push((time, pid, tid, s, len));
+    }
+    ring.arena.clear();
+    ring.arena.extend_from_slice(&arena);
+    ring.entries = kept;
+}
+
+/// Fills the thread group and name of tasks no event named, from /proc.
+fn fill_from_proc(proc: &Path, cpu: &mut crate::trace::CpuTrace) {
+    let fix = |t: &mut crate::trace::TaskId| {
+        if t.pid.is_none() || t.comm.is_none() {
+            let info = procinfo::read(proc, t.tid);
+            t.pid = t.pid.or(info.tgid);
+            t.comm = t.comm.take().or(info.comm);
+        }
+    };
+    for t in &mut cpu.tasks {
+        fix(&mut t.task);
+    }
+    for s in &mut cpu.sources {
+        if let Some(t) = s.task.as_mut() {
+            fix(t);
+            if s.name.starts_with("tid ")
+                && let Some(c) = &t.comm
+            {
+                s.name.clone_from(c);
+            }
+        }
+    }
+    if let Some(o) = cpu.owner.as_mut() {
+        fix(o);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_tracefs_in_either_place_or_says_how_to_mount_it() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tracefs/sys");
+        assert_eq!(find_tracefs(&fixture), Some(fixture.join("kernel/tracing")));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("kernel/debug/tracing/events")).unwrap();
+        assert_eq!(
+            find_tracefs(dir.path()),
+            Some(dir.path().join("kernel/debug/tracing"))
+        );
+        let empty = tempfile::tempdir().unwrap();
+        let e = Tracer::open(empty.path(), &[1]).err().unwrap();
+        assert_eq!(
+            e,
+            format!(
+                "tracefs is not mounted at {0}/kernel/tracing: mount it with `mount -t tracefs nodev {0}/kernel/tracing`",
+                empty.path().display()
+            )
+        );
+    }
+
+    #[test]
+    fn an_id_file_that_disagrees_with_its_format_is_refused() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tracefs/sys");
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(&src, dir.path());
+        let id = dir
+            .path()
+            .join("kernel/tracing/events/irq/softirq_entry/id");
+        std::fs::write(&id, "7\n").unwrap();
+        let e = Tracer::open(dir.path(), &[1]).err().unwrap();
+        assert_eq!(
+            e,
+            "irq:softirq_entry: id file says 7 but its format says 223"
+        );
+        std::fs::write(&id, "x\n").unwrap();
+        let e = Tracer::open(dir.path(), &[1]).err().unwrap();
+        assert!(
+            e.ends_with("softirq_entry/id: not an event id: \"x\""),
+            "{e}"
+        );
+    }
+
+    fn copy_tree(from: &Path, to: &Path) {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let dest = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                std::fs::create_dir_all(&dest).unwrap();
+                copy_tree(&entry.path(), &dest);
+            } else {
+                std::fs::copy(entry.path(), &dest).unwrap();
+            }
+        }
+    }
+}

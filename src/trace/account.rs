@@ -1,0 +1,939 @@
+//! Who ran on a CPU and what interrupted it, from its time-ordered events.
+//!
+//! A cursor walks the events of one CPU; the time between two events goes to
+//! whatever was running in between: the innermost open interrupt handler if
+//! any (so an IRQ inside a softirq counts for the IRQ only, never twice), else
+//! the current task. Task times are therefore exclusive of interrupt time,
+//! and the tasks and sources of a window add up to the window.
+//!
+//! The owner of the CPU is the caller's set of pids (matched against thread
+//! group and thread ids) or, when none is given, the task that ran longest in
+//! the window. Idle (tid 0) is never the owner nor an intruder. An interval
+//! that straddles the window edge is split at the edge; an interruption is
+//! counted in the window where it ends.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::decode::{Comm, Decoded, Event, Vector, softirq_name};
+
+/// A task: thread group id (when known), thread id and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct TaskId {
+    /// Thread group id; `None` when no sample showed it (fill it from /proc).
+    pub pid: Option<u32>,
+    /// Thread id (the kernel's pid); 0 is idle.
+    pub tid: u32,
+    /// Name from the events; `None` when no event named it.
+    pub comm: Option<String>,
+}
+
+/// Time a task spent on the CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskTime {
+    /// Who.
+    pub task: TaskId,
+    /// ns on the CPU in the window, excluding interrupt handlers.
+    pub ns: u64,
+    /// Slices (switch-in to switch-out) that overlap the window.
+    pub slices: u64,
+    /// Of those, the one already running when the window began (0 or 1):
+    /// the session does not count it twice.
+    pub carried: u64,
+    /// Longest slice so far, ns.
+    pub max_ns: u64,
+    /// Part of the owner of the CPU.
+    pub owner: bool,
+}
+
+/// What took the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// A device IRQ handler.
+    Irq,
+    /// A softirq.
+    Softirq,
+    /// The local APIC timer (tick, hrtimers).
+    LocalTimer,
+    /// An IPI: reschedule, function call, `irq_work`.
+    Ipi,
+    /// Another system vector (thermal, platform, APIC error, ...).
+    Apic,
+    /// A task other than the owner and idle.
+    Task,
+}
+
+/// Time one source took from a CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stolen {
+    /// Kind of source.
+    pub kind: SourceKind,
+    /// IRQ action name, softirq name (`NET_RX`), vector (`local_timer`) or comm.
+    pub name: String,
+    /// The IRQ number of an `Irq`.
+    pub irq: Option<u32>,
+    /// The task of a `Task`.
+    pub task: Option<TaskId>,
+    /// ns taken in the window (nested handlers not counted twice).
+    pub ns: u64,
+    /// Interruptions that ended in the window (slices for a task).
+    pub count: u64,
+    /// Longest single interruption (or slice), ns.
+    pub max_ns: u64,
+    /// Of `ns`, the part taken while an owner task was the one interrupted
+    /// (for a task: 0).
+    pub owner_ns: u64,
+}
+
+/// One CPU over one window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CpuTrace {
+    /// The CPU.
+    pub cpu: u32,
+    /// Window start, ns (`CLOCK_MONOTONIC`).
+    pub start_ns: u64,
+    /// Window length, ns.
+    pub window_ns: u64,
+    /// The owner task that ran longest (`None`: no owner ran).
+    pub owner: Option<TaskId>,
+    /// Whether the owner was given by the caller or chosen as the longest runner.
+    pub owner_given: bool,
+    /// Time all owner tasks ran, ns.
+    pub owner_ns: u64,
+    /// Time idle (tid 0) ran, ns.
+    pub idle_ns: u64,
+    /// Time before the first event, when what ran is not known, ns.
+    pub unknown_ns: u64,
+    /// Every task that ran, longest first, idle included.
+    pub tasks: Vec<TaskTime>,
+    /// Every interruption source and every task other than owner and idle,
+    /// most time first.
+    pub sources: Vec<Stolen>,
+    /// Records the kernel dropped (ring full) in the window.
+    pub lost: u64,
+    /// Records that could not be decoded or did not match (an exit without
+    /// its entry), a sign of lost records.
+    pub unmatched: u64,
+}
+
+impl CpuTrace {
+    /// Total ns taken from the CPU by sources (interrupts and intruding tasks).
+    pub fn stolen_ns(&self) -> u64 {
+        self.sources.iter().map(|s| s.ns).sum()
+    }
+}
+
+/// All watched CPUs over one window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct TraceWindow {
+    /// Per CPU, in the order they were opened.
+    pub cpus: Vec<CpuTrace>,
+    /// Records lost on all CPUs.
+    pub lost: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Source {
+    Irq(u32),
+    Softirq(u32),
+    Vector(Vector),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    source: Source,
+    ns: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slice {
+    tid: u32,
+    ns: u64,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct TaskAcc {
+    ns: u64,
+    slices: u64,
+    carried: u64,
+    max_ns: u64,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct SrcAcc {
+    ns: u64,
+    count: u64,
+    max_ns: u64,
+}
+
+/// The accounting state of one CPU, carried from window to window.
+#[derive(Debug, Clone)]
+pub struct CpuAccount {
+    cpu: u32,
+    owner_pids: Vec<u32>,
+    start: u64,
+    last: u64,
+    current: Option<Slice>,
+    stack: Vec<Frame>,
+    tgid: HashMap<u32, u32>,
+    comm: HashMap<u32, Comm>,
+    irq_names: HashMap<u32, String>,
+    tasks: HashMap<u32, TaskAcc>,
+    sources: HashMap<Source, SrcAcc>,
+    interrupted: HashMap<(Source, u32), u64>,
+    unknown_ns: u64,
+    lost: u64,
+    unmatched: u64,
+}
+
+/// Deepest nesting kept; more means exits were lost.
+const MAX_DEPTH: usize = 16;
+
+impl CpuAccount {
+    /// Starts accounting `cpu` at `start` ns.
+    pub fn new(cpu: u32, start: u64) -> CpuAccount {
+        CpuAccount {
+            cpu,
+            owner_pids: Vec::new(),
+            start,
+            last: start,
+            current: None,
+            stack: Vec::new(),
+            tgid: HashMap::new(),
+            comm: HashMap::new(),
+            irq_names: HashMap::new(),
+            tasks: HashMap::new(),
+            sources: HashMap::new(),
+            interrupted: HashMap::new(),
+            unknown_ns: 0,
+            lost: 0,
+            unmatched: 0,
+        }
+    }
+
+    /// Sets the owner's pids (thread group or thread ids); empty: the
+    /// longest runner of each window.
+    pub fn set_owner(&mut self, pids: Vec<u32>) {
+        self.owner_pids = pids;
+    }
+
+    /// Counts records the kernel dropped.
+    pub fn add_lost(&mut self, n: u64) {
+        self.lost += n;
+    }
+
+    /// Counts a record that could not be decoded.
+    pub fn add_unmatched(&mut self, n: u64) {
+        self.unmatched += n;
+    }
+
+    /// Gives the time since the last event to what was running.
+    fn advance(&mut self, t: u64) {
+        let dt = t.saturating_sub(self.last);
+        self.last = self.last.max(t);
+        if dt == 0 {
+            return;
+        }
+        let cur = self.current.map(|c| c.tid);
+        if let Some(top) = self.stack.last_mut() {
+            top.ns += dt;
+            self.sources.entry(top.source).or_default().ns += dt;
+            if let Some(tid) = cur {
+                *self.interrupted.entry((top.source, tid)).or_default() += dt;
+            }
+        } else if let Some(c) = self.current.as_mut() {
+            c.ns += dt;
+            let acc = self.tasks.entry(c.tid).or_default();
+            acc.ns += dt;
+            acc.max_ns = acc.max_ns.max(c.ns);
+        } else {
+            self.unknown_ns += dt;
+        }
+    }
+
+    fn begin_slice(&mut self, tid: u32) {
+        self.current = Some(Slice { tid, ns: 0 });
+        self.tasks.entry(tid).or_default().slices += 1;
+    }
+
+    fn end_frame(&mut self, f: Frame) {
+        let acc = self.sources.entry(f.source).or_default();
+        acc.count += 1;
+        acc.max_ns = acc.max_ns.max(f.ns);
+    }
+
+    fn push(&mut self, source: Source) {
+        if self.stack.len() >= MAX_DEPTH {
+            self.unmatched += 1;
+            return;
+        }
+        self.stack.push(Frame { source, ns: 0 });
+    }
+
+    fn pop(&mut self, source: Source) {
+        if let Some(pos) = self.stack.iter().rposition(|f| f.source == source) {
+            // Frames above it lost their exits: they end here too.
+            while self.stack.len() > pos + 1 {
+                let f = self.stack.pop().expect("len > pos + 1");
+                self.unmatched += 1;
+                self.end_frame(f);
+            }
+            let f = self.stack.pop().expect("pos found");
+            self.end_frame(f);
+        } else {
+            self.unmatched += 1;
+        }
+    }
+
+    /// Feeds one event; events must come in time order (an earlier time is
+    /// taken as the last one seen).
+    pub fn event(&mut self, e: &Decoded<'_>) {
+        // The task the event fired in: a switch names it in its payload; a
+        // sample of a task already gone says tid -1 and names nobody.
+        let who = match e.event {
+            Event::Switch { prev_tid, .. } => Some(prev_tid),
+            _ => (e.tid != u32::MAX).then_some(e.tid),
+        };
+        if e.tid != u32::MAX && (e.tid != 0 || e.pid != 0) {
+            self.tgid.insert(e.tid, e.pid);
+        }
+        match (self.current, who) {
+            (None, _) => {
+                // The first event names the task that ran since the start.
+                let tid = who.unwrap_or(u32::MAX);
+                self.current = Some(Slice { tid, ns: 0 });
+                let acc = self.tasks.entry(tid).or_default();
+                acc.slices += 1;
+                acc.carried += 1;
+                self.unknown_ns = 0;
+                self.last = self.start;
+                // An exit first: the handler was running since the start.
+                match e.event {
+                    Event::IrqExit { irq } => self.push(Source::Irq(irq)),
+                    Event::SoftirqExit { vec } => self.push(Source::Softirq(vec)),
+                    Event::VectorExit(v) => self.push(Source::Vector(v)),
+                    _ => {}
+                }
+            }
+            (Some(c), Some(tid)) if c.tid != tid => {
+                // A switch was lost: the sampled task is the current one.
+                self.advance(e.time);
+                self.unmatched += 1;
+                self.stack.clear();
+                self.begin_slice(tid);
+            }
+            _ => {}
+        }
+        self.advance(e.time);
+        match e.event {
+            Event::Switch {
+                prev_tid,
+                prev_comm,
+                next_tid,
+                next_comm,
+                ..
+            } => {
+                self.comm.insert(prev_tid, prev_comm);
+                self.comm.insert(next_tid, next_comm);
+                while let Some(f) = self.stack.pop() {
+                    self.unmatched += 1;
+                    self.end_frame(f);
+                }
+                self.begin_slice(next_tid);
+            }
+            Event::IrqEntry { irq, name } => {
+                if self
+                    .irq_names
+                    .get(&irq)
+                    .is_none_or(|n| n.as_bytes() != name)
+                {
+                    self.irq_names
+                        .insert(irq, String::from_utf8_lossy(name).into_owned());
+                }
+                self.push(Source::Irq(irq));
+            }
+            Event::IrqExit { irq } => self.pop(Source::Irq(irq)),
+            Event::SoftirqEntry { vec } => self.push(Source::Softirq(vec)),
+            Event::SoftirqExit { vec } => self.pop(Source::Softirq(vec)),
+            Event::VectorEntry(v) => self.push(Source::Vector(v)),
+            Event::VectorExit(v) => self.pop(Source::Vector(v)),
+        }
+    }
+
+    fn is_owner(&self, tid: u32, owner_auto: Option<u32>) -> bool {
+        if tid == 0 {
+            return false;
+        }
+        if self.owner_pids.is_empty() {
+            return owner_auto == Some(tid);
+        }
+        self.owner_pids.contains(&tid)
+            || self
+                .tgid
+                .get(&tid)
+                .is_some_and(|p| self.owner_pids.contains(p))
+    }
+
+    fn task_id(&self, tid: u32) -> TaskId {
+        TaskId {
+            pid: if tid == 0 {
+                Some(0)
+            } else {
+                self.tgid.get(&tid).copied()
+            },
+            tid,
+            comm: self.comm.get(&tid).map(Comm::to_text),
+        }
+    }
+
+    /// Ends the window at `end` ns and returns it; the next window starts there.
+    pub fn flush(&mut self, end: u64) -> CpuTrace {
+        self.advance(end);
+        let owner_auto = if self.owner_pids.is_empty() {
+            self.tasks
+                .iter()
+                .filter(|(tid, _)| **tid != 0)
+                .max_by_key(|(tid, a)| (a.ns, std::cmp::Reverse(**tid)))
+                .map(|(tid, _)| *tid)
+        } else {
+            None
+        };
+        let mut tasks: Vec<TaskTime> = self
+            .tasks
+            .iter()
+            .map(|(&tid, a)| TaskTime {
+                task: self.task_id(tid),
+                ns: a.ns,
+                slices: a.slices,
+                carried: a.carried,
+                max_ns: a.max_ns,
+                owner: self.is_owner(tid, owner_auto),
+            })
+            .collect();
+        tasks.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.task.tid.cmp(&b.task.tid)));
+        let owner = tasks.iter().find(|t| t.owner).map(|t| t.task.clone());
+        let owner_ns = tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum();
+        let idle_ns = self.tasks.get(&0).map_or(0, |a| a.ns);
+
+        let mut sources: Vec<Stolen> = Vec::with_capacity(self.sources.len() + tasks.len());
+        for (&src, acc) in &self.sources {
+            let open_max = self
+                .stack
+                .iter()
+                .filter(|f| f.source == src)
+                .map(|f| f.ns)
+                .max()
+                .unwrap_or(0);
+            let owner_ns = self
+                .interrupted
+                .iter()
+                .filter(|((s, tid), _)| *s == src && self.is_owner(*tid, owner_auto))
+                .map(|(_, ns)| *ns)
+                .sum();
+            let (kind, name, irq) = match src {
+                Source::Irq(n) => (
+                    SourceKind::Irq,
+                    self.irq_names
+                        .get(&n)
+                        .cloned()
+                        .unwrap_or_else(|| format!("irq {n}")),
+                    Some(n),
+                ),
+                Source::Softirq(v) => (
+                    SourceKind::Softirq,
+                    softirq_name(v).map_or_else(|| format!("softirq {v}"), str::to_owned),
+                    None,
+                ),
+                Source::Vector(v) => (
+                    if v == Vector::LocalTimer {
+                        SourceKind::LocalTimer
+                    } else if v.is_ipi() {
+                        SourceKind::Ipi
+                    } else {
+                        SourceKind::Apic
+                    },
+                    v.event_base().to_owned(),
+                    None,
+                ),
+            };
+            sources.push(Stolen {
+                kind,
+                name,
+                irq,
+                task: None,
+                ns: acc.ns,
+                count: acc.count,
+                max_ns: acc.max_ns.max(open_max),
+                owner_ns,
+            });
+        }
+        for t in tasks.iter().filter(|t| !t.owner && t.task.tid != 0) {
+            sources.push(Stolen {
+                kind: SourceKind::Task,
+                name: t
+                    .task
+                    .comm
+                    .clone()
+                    .unwrap_or_else(|| format!("tid {}", t.task.tid)),
+                irq: None,
+                task: Some(t.task.clone()),
+                ns: t.ns,
+                count: t.slices,
+                max_ns: t.max_ns,
+                owner_ns: 0,
+            });
+        }
+        sources.sort_by(|a, b| {
+            b.ns.cmp(&a.ns)
+                .then(a.kind.cmp(&b.kind))
+                .then(a.name.cmp(&b.name))
+        });
+
+        let out = CpuTrace {
+            cpu: self.cpu,
+            start_ns: self.start,
+            window_ns: end.saturating_sub(self.start),
+            owner,
+            owner_given: !self.owner_pids.is_empty(),
+            owner_ns,
+            idle_ns,
+            unknown_ns: self.unknown_ns,
+            tasks,
+            sources,
+            lost: self.lost,
+            unmatched: self.unmatched,
+        };
+
+        self.start = end.max(self.start);
+        self.last = self.start;
+        self.tasks.clear();
+        self.sources.clear();
+        self.interrupted.clear();
+        self.unknown_ns = 0;
+        self.lost = 0;
+        self.unmatched = 0;
+        if let Some(c) = self.current {
+            let acc = self.tasks.entry(c.tid).or_default();
+            acc.slices = 1;
+            acc.carried = 1;
+            acc.max_ns = c.ns;
+        }
+        // Names of tasks that are gone must not grow without bound.
+        if self.comm.len() > 4096 {
+            let keep = self.current.map(|c| c.tid);
+            self.comm.retain(|tid, _| Some(*tid) == keep);
+            self.tgid.retain(|tid, _| Some(*tid) == keep);
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct SessionCpu {
+    cpu: u32,
+    start_ns: u64,
+    window_ns: u64,
+    unknown_ns: u64,
+    lost: u64,
+    unmatched: u64,
+    owner_given: bool,
+    tasks: HashMap<u32, TaskTime>,
+    sources: HashMap<(SourceKind, String, Option<u32>), Stolen>,
+}
+
+/// Totals over every window of a session.
+#[derive(Debug, Clone, Default)]
+pub struct TraceSession {
+    cpus: Vec<SessionCpu>,
+    lost: u64,
+}
+
+impl TraceSession {
+    /// An empty session.
+    pub fn new() -> TraceSession {
+        TraceSession::default()
+    }
+
+    /// Adds one window.
+    pub fn add(&mut self, w: &TraceWindow) {
+        self.lost += w.lost;
+        for c in &w.cpus {
+            let i = if let Some(i) = self.cpus.iter().position(|s| s.cpu == c.cpu) {
+                i
+            } else {
+                self.cpus.push(SessionCpu {
+                    cpu: c.cpu,
+                    start_ns: c.start_ns,
+                    ..SessionCpu::default()
+                });
+                self.cpus.len() - 1
+            };
+            let s = &mut self.cpus[i];
+            s.window_ns += c.window_ns;
+            s.unknown_ns += c.unknown_ns;
+            s.lost += c.lost;
+            s.unmatched += c.unmatched;
+            s.owner_given = c.owner_given;
+            for t in &c.tasks {
+                let e = s.tasks.entry(t.task.tid).or_insert_with(|| TaskTime {
+                    task: t.task.clone(),
+                    ns: 0,
+                    slices: 0,
+                    carried: 0,
+                    max_ns: 0,
+                    owner: false,
+                });
+                if t.task.comm.is_some() {
+                    e.task.comm.clone_from(&t.task.comm);
+                }
+                if t.task.pid.is_some() {
+                    e.task.pid = t.task.pid;
+                }
+                e.ns += t.ns;
+                // A slice running across the window edge is counted once.
+                e.slices += t.slices - if e.slices > 0 { t.carried } else { 0 };
+                e.carried = e.carried.max(t.carried);
+                e.max_ns = e.max_ns.max(t.max_ns);
+                e.owner |= c.owner_given && t.owner;
+            }
+            for src in c.sources.iter().filter(|x| x.kind != SourceKind::Task) {
+                let e = s
+                    .sources
+                    .entry((src.kind, src.name.clone(), src.irq))
+                    .or_insert_with(|| Stolen {
+                        ns: 0,
+                        count: 0,
+                        max_ns: 0,
+                        owner_ns: 0,
+                        ..src.clone()
+                    });
+                e.ns += src.ns;
+                e.count += src.count;
+                e.max_ns = e.max_ns.max(src.max_ns);
+                e.owner_ns += src.owner_ns;
+            }
+        }
+    }
+
+    /// The session so far, shaped like one long window. Without given
+    /// owners the owner is the task that ran longest over the session.
+    pub fn totals(&self) -> TraceWindow {
+        let cpus = self
+            .cpus
+            .iter()
+            .map(|s| {
+                let mut tasks: Vec<TaskTime> = s.tasks.values().cloned().collect();
+                if !s.owner_given {
+                    let best = tasks
+                        .iter()
+                        .filter(|t| t.task.tid != 0)
+                        .max_by_key(|t| (t.ns, std::cmp::Reverse(t.task.tid)))
+                        .map(|t| t.task.tid);
+                    for t in &mut tasks {
+                        t.owner = Some(t.task.tid) == best;
+                    }
+                }
+                tasks.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.task.tid.cmp(&b.task.tid)));
+                let mut sources: Vec<Stolen> = s.sources.values().cloned().collect();
+                for t in tasks.iter().filter(|t| !t.owner && t.task.tid != 0) {
+                    sources.push(Stolen {
+                        kind: SourceKind::Task,
+                        name: t
+                            .task
+                            .comm
+                            .clone()
+                            .unwrap_or_else(|| format!("tid {}", t.task.tid)),
+                        irq: None,
+                        task: Some(t.task.clone()),
+                        ns: t.ns,
+                        count: t.slices,
+                        max_ns: t.max_ns,
+                        owner_ns: 0,
+                    });
+                }
+                sources.sort_by(|a, b| {
+                    b.ns.cmp(&a.ns)
+                        .then(a.kind.cmp(&b.kind))
+                        .then(a.name.cmp(&b.name))
+                });
+                CpuTrace {
+                    cpu: s.cpu,
+                    start_ns: s.start_ns,
+                    window_ns: s.window_ns,
+                    owner: tasks.iter().find(|t| t.owner).map(|t| t.task.clone()),
+                    owner_given: s.owner_given,
+                    owner_ns: tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum(),
+                    idle_ns: s.tasks.get(&0).map_or(0, |t| t.ns),
+                    unknown_ns: s.unknown_ns,
+                    tasks,
+                    sources,
+                    lost: s.lost,
+                    unmatched: s.unmatched,
+                }
+            })
+            .collect();
+        TraceWindow {
+            cpus,
+            lost: self.lost,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(time: u64, tid: u32, event: Event<'static>) -> Decoded<'static> {
+        Decoded {
+            time,
+            cpu: 1,
+            pid: if tid == 0 { 0 } else { tid + 1000 },
+            tid,
+            event,
+        }
+    }
+
+    fn switch(time: u64, prev: (&str, u32), next: (&str, u32)) -> Decoded<'static> {
+        ev(
+            time,
+            prev.1,
+            Event::Switch {
+                prev_tid: prev.1,
+                prev_comm: Comm::new(prev.0.as_bytes()),
+                prev_state: 1,
+                next_tid: next.1,
+                next_comm: Comm::new(next.0.as_bytes()),
+            },
+        )
+    }
+
+    fn source<'a>(c: &'a CpuTrace, name: &str) -> &'a Stolen {
+        c.sources
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no source {name} in {:?}", c.sources))
+    }
+
+    fn task(c: &CpuTrace, tid: u32) -> &TaskTime {
+        c.tasks.iter().find(|t| t.task.tid == tid).unwrap()
+    }
+
+    #[test]
+    fn irq_nested_in_softirq_is_counted_once() {
+        let mut a = CpuAccount::new(1, 0);
+        for e in [
+            switch(100, ("swapper/1", 0), ("busy", 10)),
+            ev(1000, 10, Event::SoftirqEntry { vec: 3 }),
+            ev(
+                1200,
+                10,
+                Event::IrqEntry {
+                    irq: 41,
+                    name: b"virtio3-rx",
+                },
+            ),
+            ev(1250, 10, Event::IrqExit { irq: 41 }),
+            ev(1500, 10, Event::SoftirqExit { vec: 3 }),
+            ev(2000, 10, Event::VectorEntry(Vector::LocalTimer)),
+            ev(2010, 10, Event::VectorExit(Vector::LocalTimer)),
+        ] {
+            a.event(&e);
+        }
+        let c = a.flush(3000);
+        assert_eq!(c.window_ns, 3000);
+        assert_eq!(c.idle_ns, 100);
+        assert_eq!(task(&c, 10).ns, 900 + 500 + 990);
+        assert_eq!(
+            c.owner,
+            Some(TaskId {
+                pid: Some(1010),
+                tid: 10,
+                comm: Some("busy".into())
+            })
+        );
+        assert_eq!(c.owner_ns, 2390);
+        assert_eq!(
+            source(&c, "NET_RX"),
+            &Stolen {
+                kind: SourceKind::Softirq,
+                name: "NET_RX".into(),
+                irq: None,
+                task: None,
+                ns: 450,
+                count: 1,
+                max_ns: 450,
+                owner_ns: 450,
+            }
+        );
+        let irq = source(&c, "virtio3-rx");
+        assert_eq!(
+            (irq.kind, irq.irq, irq.ns, irq.count, irq.max_ns),
+            (SourceKind::Irq, Some(41), 50, 1, 50)
+        );
+        let loc = source(&c, "local_timer");
+        assert_eq!(
+            (loc.kind, loc.ns, loc.count),
+            (SourceKind::LocalTimer, 10, 1)
+        );
+        assert_eq!(c.sources.len(), 3, "idle and the owner are no sources");
+        let total: u64 = c.tasks.iter().map(|t| t.ns).sum::<u64>() + c.stolen_ns();
+        assert_eq!(total, c.window_ns);
+        assert_eq!((c.lost, c.unmatched, c.unknown_ns), (0, 0, 0));
+    }
+
+    #[test]
+    fn window_edge_splits_interruptions_and_slices() {
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(100, ("swapper/1", 0), ("busy", 10)));
+        a.event(&ev(900, 10, Event::SoftirqEntry { vec: 1 }));
+        let w1 = a.flush(1000);
+        let t1 = source(&w1, "TIMER");
+        assert_eq!((t1.ns, t1.count, t1.max_ns), (100, 0, 100));
+        assert_eq!(task(&w1, 10).ns, 800);
+        assert_eq!((task(&w1, 10).slices, task(&w1, 10).carried), (1, 0));
+        a.event(&ev(1300, 10, Event::SoftirqExit { vec: 1 }));
+        let w2 = a.flush(2000);
+        assert_eq!(w2.start_ns, 1000);
+        let t2 = source(&w2, "TIMER");
+        assert_eq!((t2.ns, t2.count, t2.max_ns), (300, 1, 400));
+        assert_eq!(task(&w2, 10).ns, 700);
+        assert_eq!((task(&w2, 10).slices, task(&w2, 10).carried), (1, 1));
+        assert_eq!(task(&w2, 10).max_ns, 800 + 700);
+        assert!(
+            w2.tasks.iter().all(|t| t.task.tid != 0),
+            "idle did not run in window 2"
+        );
+
+        let mut s = TraceSession::new();
+        s.add(&TraceWindow {
+            cpus: vec![w1],
+            lost: 0,
+        });
+        s.add(&TraceWindow {
+            cpus: vec![w2],
+            lost: 2,
+        });
+        let tot = s.totals();
+        assert_eq!(tot.lost, 2);
+        let c = &tot.cpus[0];
+        assert_eq!(c.window_ns, 2000);
+        assert_eq!(task(c, 10).ns, 1500);
+        assert_eq!(task(c, 10).slices, 1, "one slice across the edge");
+        let t = source(c, "TIMER");
+        assert_eq!((t.ns, t.count, t.max_ns), (400, 1, 400));
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(10));
+    }
+
+    #[test]
+    fn owner_is_the_longest_runner_or_the_given_pids() {
+        let events = [
+            switch(0, ("swapper/1", 0), ("bench", 10)),
+            switch(600, ("bench", 10), ("kworker/1:2", 20)),
+            switch(700, ("kworker/1:2", 20), ("bench", 10)),
+            ev(800, 10, Event::VectorEntry(Vector::Reschedule)),
+            ev(805, 10, Event::VectorExit(Vector::Reschedule)),
+        ];
+        let mut a = CpuAccount::new(1, 0);
+        for e in &events {
+            a.event(e);
+        }
+        let c = a.flush(1000);
+        assert!(!c.owner_given);
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(10));
+        assert_eq!(c.owner_ns, 895);
+        let k = source(&c, "kworker/1:2");
+        assert_eq!(
+            (k.kind, k.ns, k.count, k.max_ns),
+            (SourceKind::Task, 100, 1, 100)
+        );
+        assert_eq!(
+            k.task,
+            Some(TaskId {
+                pid: Some(1020),
+                tid: 20,
+                comm: Some("kworker/1:2".into())
+            })
+        );
+        assert_eq!(task(&c, 10).slices, 2);
+        assert_eq!(task(&c, 10).max_ns, 600);
+        let res = source(&c, "reschedule");
+        assert_eq!((res.kind, res.ns, res.owner_ns), (SourceKind::Ipi, 5, 5));
+
+        // Given by thread group id: the kworker is now the owner, bench intrudes.
+        let mut a = CpuAccount::new(1, 0);
+        a.set_owner(vec![1020]);
+        for e in &events {
+            a.event(e);
+        }
+        let c = a.flush(1000);
+        assert!(c.owner_given);
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(20));
+        assert_eq!(c.owner_ns, 100);
+        assert_eq!(source(&c, "bench").ns, 895);
+        assert_eq!(source(&c, "reschedule").owner_ns, 0);
+    }
+
+    #[test]
+    fn idle_is_never_owner_nor_intruder() {
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(900, ("swapper/1", 0), ("sshd", 30)));
+        a.event(&switch(950, ("sshd", 30), ("swapper/1", 0)));
+        let c = a.flush(1000);
+        assert_eq!(c.idle_ns, 950);
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(30));
+        assert!(c.sources.is_empty());
+        assert_eq!(task(&c, 0).task.comm.as_deref(), Some("swapper/1"));
+
+        // A quiet CPU: only idle ran, nothing interrupted it.
+        let c = a.flush(2000);
+        assert_eq!(c.owner, None);
+        assert_eq!(c.idle_ns, 1000);
+        assert!(c.sources.is_empty());
+        assert_eq!(c.tasks.len(), 1);
+    }
+
+    #[test]
+    fn lost_records_are_counted_and_survived() {
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(0, ("swapper/1", 0), ("busy", 10)));
+        a.add_lost(5);
+        // Its entry was lost: not charged, counted.
+        a.event(&ev(100, 10, Event::IrqExit { irq: 9 }));
+        // The switch to tid 11 was lost: the sample names the current task.
+        a.event(&ev(300, 11, Event::VectorEntry(Vector::LocalTimer)));
+        a.event(&ev(310, 11, Event::VectorExit(Vector::LocalTimer)));
+        let c = a.flush(1000);
+        assert_eq!((c.lost, c.unmatched), (5, 2));
+        assert_eq!(task(&c, 10).ns, 300);
+        assert_eq!(task(&c, 11).ns, 690);
+        assert_eq!(source(&c, "local_timer").ns, 10);
+        assert!(c.sources.iter().all(|s| s.irq != Some(9)));
+        assert_eq!(a.flush(2000).lost, 0, "lost is per window");
+    }
+
+    #[test]
+    fn exit_first_charges_the_handler_since_the_start() {
+        let mut a = CpuAccount::new(1, 1000);
+        a.event(&ev(1300, 10, Event::IrqExit { irq: 41 }));
+        // A task that is exiting is sampled as tid -1: not a new task.
+        let mut gone = ev(1400, 10, Event::VectorEntry(Vector::LocalTimer));
+        gone.tid = u32::MAX;
+        gone.pid = u32::MAX;
+        a.event(&gone);
+        a.event(&ev(1410, 10, Event::VectorExit(Vector::LocalTimer)));
+        let c = a.flush(2000);
+        let irq = source(&c, "irq 41");
+        assert_eq!((irq.ns, irq.count, irq.max_ns), (300, 1, 300));
+        assert_eq!(task(&c, 10).ns, 690);
+        assert_eq!(task(&c, 10).task.pid, Some(1010));
+        assert_eq!((c.tasks.len(), c.unmatched), (1, 0));
+        assert_eq!(task(&c, 10).task.comm, None);
+
+        // No event at all in the first window: unknown, not idle.
+        let mut a = CpuAccount::new(1, 0);
+        let c = a.flush(500);
+        assert_eq!((c.unknown_ns, c.idle_ns, c.owner), (500, 0, None));
+    }
+}

@@ -1,0 +1,339 @@
+//! The README's figures and formats, read from the README and checked
+//! against what the code does: the capture table formats against what
+//! `noisetop capture` writes, the list of files read each interval against
+//! what the sampler reads, and the files a replay requires.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use noisetop::engine::Engine;
+use noisetop::ladder::{self, FreqSource, Probe};
+use noisetop::machine::Machine;
+use noisetop::sampler::Sampler;
+use noisetop::source::capture::Captured;
+use noisetop::source::fs::{Base, Fs, Roots};
+use noisetop::synth::{self, Flavor, Spec};
+
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// The text of the README section whose heading is `title`.
+fn section(title: &str) -> String {
+    let text = readme();
+    let start = text
+        .find(&format!("\n## {title}\n"))
+        .unwrap_or_else(|| panic!("README has no section {title:?}"));
+    let body = &text[start + title.len() + 5..];
+    let end = body.find("\n## ").unwrap_or(body.len());
+    body[..end].to_string()
+}
+
+const FLAVORS: [Flavor; 5] = [
+    Flavor::IntelLaptop,
+    Flavor::IntelServer,
+    Flavor::AmdServer,
+    Flavor::Vm,
+    Flavor::Arm64,
+];
+
+fn synth_capture(dir: &Path, flavor: Flavor, instants: u32) {
+    let spec = Spec {
+        instants,
+        ..Spec::new(flavor, 4)
+    };
+    synth::write_capture(dir, &spec).unwrap();
+}
+
+// ------------------------------------------------------------ files read
+
+/// A path read, with the numbers that vary between machines named as the
+/// README names them (`cpuN`, `stateK`, `hwmonN`, `tempK_input`, `ZONE`).
+fn pattern(base: Base, rel: &str) -> String {
+    let root = match base {
+        Base::Proc => "/proc",
+        Base::Sys => "/sys",
+        Base::Dev => "/dev",
+    };
+    let parts: Vec<String> = rel
+        .split('/')
+        .enumerate()
+        .map(|(i, p)| {
+            let numbered = |prefix: &str, name: &str| {
+                p.strip_prefix(prefix)
+                    .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                    .map(|_| name.to_string())
+            };
+            if i == 2 && rel.starts_with("class/powercap/") {
+                return "ZONE".into();
+            }
+            if let Some(k) = p
+                .strip_prefix("temp")
+                .and_then(|r| r.strip_suffix("_input"))
+                .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
+            {
+                let _ = k;
+                return "tempK_input".into();
+            }
+            numbered("cpu", "cpuN")
+                .or_else(|| numbered("state", "stateK"))
+                .or_else(|| numbered("hwmon", "hwmonN"))
+                .unwrap_or_else(|| p.to_string())
+        })
+        .collect();
+    format!("{root}/{}", parts.join("/"))
+}
+
+/// The README's list of files read each interval.
+fn readme_interval_files() -> BTreeSet<String> {
+    let s = section("Files read each interval, and only at start");
+    let start = s.find("```text\n").expect("a text block") + 8;
+    let end = start + s[start..].find("```").unwrap();
+    s[start..end].lines().map(str::to_string).collect()
+}
+
+#[test]
+fn the_files_read_each_interval_are_the_readme_list() {
+    let listed = readme_interval_files();
+    let mut seen_anywhere = BTreeSet::new();
+    for flavor in FLAVORS {
+        let dir = tempfile::tempdir().unwrap();
+        synth_capture(dir.path(), flavor, 4);
+        let i0 = dir.path().join("0000");
+        let mut fs = Fs::new(Roots::under(&i0));
+        fs.set_log(true);
+        let mut e = Engine::new(Sampler::new(fs, Captured::load(&i0).unwrap()));
+        let start: BTreeSet<String> = e
+            .sampler
+            .fs
+            .take_log()
+            .iter()
+            .map(|(b, r)| pattern(*b, r))
+            .collect();
+        assert!(
+            start.contains("/proc/cpuinfo"),
+            "{flavor:?} reads cpuinfo at start"
+        );
+        let mut each = BTreeSet::new();
+        for i in 1..4 {
+            let inst = dir.path().join(format!("{i:04}"));
+            e.sampler.fs.set_roots(Roots::under(&inst));
+            e.sampler.hw = Captured::load(&inst).unwrap();
+            e.step();
+            each.extend(e.sampler.fs.take_log().iter().map(|(b, r)| pattern(*b, r)));
+        }
+        for p in &each {
+            assert!(
+                listed.contains(p),
+                "{flavor:?} reads {p} each interval; the README does not list it"
+            );
+        }
+        assert!(!each.contains("/proc/cpuinfo"));
+        seen_anywhere.extend(each);
+    }
+    for p in &listed {
+        assert!(
+            seen_anywhere.contains(p),
+            "the README lists {p}, which no sampler read each interval"
+        );
+    }
+}
+
+#[test]
+fn a_costly_current_frequency_file_is_dropped_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // the Arm64 tree has no APERF/MPERF: scaling_cur_freq is its best rung
+    synth_capture(dir.path(), Flavor::Arm64, 2);
+    let i0 = dir.path().join("0000");
+    let probe = Probe::default();
+    let m = Machine::read(&mut Fs::new(Roots::under(&i0)));
+    assert_eq!(m.cur_freq_note, None);
+    assert_eq!(ladder::freq_source(&m, &probe), Some(FreqSource::Cpufreq));
+    // a limit every read exceeds stands for a file that takes 15-20 ms
+    let m = Machine::read_with_limit(&mut Fs::new(Roots::under(&i0)), 0);
+    let note = m.cur_freq_note.clone().unwrap();
+    assert!(
+        note.starts_with("scaling_cur_freq took ")
+            && note.ends_with(" a read on cpu0 (more than 0.000 ms): not read each interval"),
+        "{note}"
+    );
+    assert!(
+        m.cpufreq
+            .iter()
+            .all(|c| c.cur_path.is_none() && c.cur_khz.is_none())
+    );
+    assert_ne!(ladder::freq_source(&m, &probe), Some(FreqSource::Cpufreq));
+    // only the first CPU's file was read to learn that
+    let mut fs = Fs::new(Roots::under(&i0));
+    fs.set_log(true);
+    let _ = Machine::read_with_limit(&mut fs, 0);
+    let reads = fs
+        .take_log()
+        .iter()
+        .filter(|(_, r)| r.ends_with("scaling_cur_freq"))
+        .count();
+    assert!(reads <= 2, "scaling_cur_freq read {reads} times");
+}
+
+// ------------------------------------------------------------ capture format
+
+/// The formats the README gives for one capture table: every backticked
+/// span after `- `name`:` on its bullet.
+fn readme_formats(name: &str) -> Vec<Vec<String>> {
+    let s = section("Capture format");
+    let key = format!("- `{name}`:");
+    let at = s
+        .find(&key)
+        .unwrap_or_else(|| panic!("no bullet for {name}"));
+    let line = s[at + key.len()..].lines().next().unwrap();
+    line.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|f| f.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+/// Whether one token of a table line has the shape a README word gives.
+fn token_fits(word: &str, tok: &str) -> bool {
+    let dec = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let hex = |t: &str| {
+        t.strip_prefix("0x")
+            .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    match word {
+        "cpu" | "mono_ns" | "wall_ns" | "time_enabled_ns" | "time_running_ns" => dec(tok),
+        "0xREG" | "0xVALUE" => hex(tok),
+        "pmu/event=count" => tok
+            .split_once('=')
+            .is_some_and(|(ev, n)| ev.contains('/') && dec(n)),
+        other => other == tok,
+    }
+}
+
+/// Whether a table line matches a README format (`…` repeats the word
+/// before it, `MESSAGE` takes the rest of the line).
+fn line_fits(format: &[String], line: &str) -> bool {
+    let toks: Vec<&str> = line.split_whitespace().collect();
+    let mut t = 0;
+    for (i, w) in format.iter().enumerate() {
+        match w.as_str() {
+            "…" => {
+                let prev = &format[i - 1];
+                while t < toks.len() && token_fits(prev, toks[t]) {
+                    t += 1;
+                }
+            }
+            "MESSAGE" => return t < toks.len(),
+            _ => {
+                if t >= toks.len() || !token_fits(w, toks[t]) {
+                    return false;
+                }
+                t += 1;
+            }
+        }
+    }
+    t == toks.len()
+}
+
+fn check_tables(instant: &Path, what: &str) -> usize {
+    let mut lines = 0;
+    for name in ["clock", "perf", "msr"] {
+        let formats = readme_formats(name);
+        assert!(!formats.is_empty(), "README gives no format for {name}");
+        let Ok(text) = std::fs::read_to_string(instant.join("noisetop").join(name)) else {
+            continue;
+        };
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            assert!(
+                formats.iter().any(|f| line_fits(f, line)),
+                "{what} noisetop/{name} line {line:?} fits none of the README formats {formats:?}"
+            );
+            lines += 1;
+        }
+    }
+    lines
+}
+
+#[test]
+fn capture_tables_have_the_readme_format() {
+    let mut lines = 0;
+    for flavor in FLAVORS {
+        let dir = tempfile::tempdir().unwrap();
+        synth_capture(dir.path(), flavor, 2);
+        lines += check_tables(&dir.path().join("0001"), &format!("{flavor:?}"));
+    }
+    // what the binary writes on this machine
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
+        .args([
+            "capture",
+            cap.to_str().unwrap(),
+            "--count",
+            "1",
+            "--interval",
+            "100ms",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lines += check_tables(&cap.join("0001"), "live capture");
+    assert!(lines > 20, "only {lines} lines checked");
+    // the format words themselves are what the writers put in their headers
+    let perf_header = noisetop::source::perf::write_table(&[]);
+    for w in &readme_formats("perf")[0] {
+        if w != "…" {
+            assert!(
+                perf_header.contains(w.as_str()),
+                "perf header lacks {w}: {perf_header}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_replay_requires_only_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    synth_capture(&cap, Flavor::IntelLaptop, 3);
+    let s = section("Capture format");
+    assert!(s.contains("A replay requires only `noisetop/clock` in each instant"));
+    for i in 0..3 {
+        let inst = cap.join(format!("{i:04}"));
+        for f in ["perf", "msr", "probe.json", "budget", "always"] {
+            let _ = std::fs::remove_file(inst.join("noisetop").join(f));
+        }
+        std::fs::remove_dir_all(inst.join("proc")).unwrap();
+        std::fs::remove_dir_all(inst.join("sys")).unwrap();
+    }
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_noisetop"))
+            .args(["replay", "--batch", cap.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).matches("# t=").count(),
+        2,
+        "two intervals from three bare instants"
+    );
+    std::fs::remove_file(cap.join("0001/noisetop/clock")).unwrap();
+    let out = run();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("0001/noisetop/clock"), "{err}");
+}

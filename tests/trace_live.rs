@@ -1,0 +1,207 @@
+//! Live tracepoint attribution on the machine running the tests: a busy loop
+//! pinned to CPU 1 is named with its pid and its time on the CPU agrees with
+//! its own scheduler statistics; CPU 1 without load is found quiet.
+//!
+//! Needs root (or `CAP_PERFMON` and tracefs access), tracefs mounted and at
+//! least 2 CPUs; otherwise each test prints why and skips. The tracer is
+//! drained from CPU 0.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use noisetop::source::tracer::{Tracer, find_tracefs};
+use noisetop::sys::pin_to;
+use noisetop::trace::{SourceKind, TraceWindow};
+
+const CPU: u32 = 1;
+
+fn skip_reason() -> Option<String> {
+    if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() != 0) {
+        return Some("not root".into());
+    }
+    if find_tracefs(Path::new("/sys")).is_none() {
+        return Some("tracefs is not mounted".into());
+    }
+    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+        return Some("fewer than 2 CPUs".into());
+    }
+    None
+}
+
+/// A child killed when the test ends, passed or not.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `args` with its affinity set to CPU 1, keeping this thread on CPU 0.
+fn spawn_on_cpu1(args: &[&str]) -> Kill {
+    pin_to(&[CPU]).unwrap();
+    let child = Command::new(args[0])
+        .args(&args[1..])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    pin_to(&[0]).unwrap();
+    Kill(child)
+}
+
+/// `sum_exec_runtime` of a task, ns (first field of /proc/PID/schedstat).
+fn run_ns(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Idle time of a CPU from /proc/stat, in `USER_HZ` ticks.
+fn idle_ticks(cpu: u32) -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let line = stat
+        .lines()
+        .find(|l| l.starts_with(&format!("cpu{cpu} ")))
+        .unwrap();
+    line.split_whitespace().nth(4).unwrap().parse().unwrap()
+}
+
+fn one_cpu(w: &TraceWindow) -> &noisetop::trace::CpuTrace {
+    assert_eq!(w.cpus.len(), 1);
+    assert_eq!(w.cpus[0].cpu, CPU);
+    &w.cpus[0]
+}
+
+#[test]
+fn busy_loop_is_named_and_timed_like_its_schedstat() {
+    if let Some(why) = skip_reason() {
+        println!("skipped: {why}");
+        return;
+    }
+    pin_to(&[0]).unwrap();
+    let owner = spawn_on_cpu1(&["sleep", "5"]);
+    let busy = spawn_on_cpu1(&["sh", "-c", "while :; do :; done"]);
+    let busy_pid = busy.0.id();
+    let mut tracer = Tracer::open(Path::new("/sys"), &[CPU]).unwrap();
+    assert_eq!(tracer.cpus(), &[CPU]);
+    tracer.set_owner(CPU, vec![owner.0.id()]);
+    std::thread::sleep(Duration::from_millis(300));
+    let before = run_ns(busy_pid);
+    let _ = tracer.drain();
+    let mut traced = 0;
+    let mut lost = 0;
+    let mut last = None;
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_secs(1));
+        let after = run_ns(busy_pid);
+        let w = tracer.drain();
+        lost += w.lost;
+        let c = one_cpu(&w);
+        let t = c.tasks.iter().find(|t| t.task.tid == busy_pid);
+        traced += t.map_or(0, |t| t.ns);
+        last = Some((after, c.clone()));
+    }
+    let (after, c) = last.unwrap();
+    drop(busy);
+    drop(owner);
+
+    let sched = after - before;
+    let diff = traced.abs_diff(sched) as f64 / sched as f64;
+    println!(
+        "busy loop pid {busy_pid}: traced {traced} ns, schedstat {sched} ns, diff {:.3} %, lost {lost}",
+        diff * 100.0
+    );
+    // On a loaded machine the loop shares CPU 1; it must still have run.
+    assert!(sched > 300_000_000, "the busy loop hardly ran: {sched} ns");
+    assert!(diff < 0.05, "traced {traced} ns vs schedstat {sched} ns");
+    assert_eq!(lost, 0);
+
+    // Named as the intruder of the CPU whose owner is `sleep`.
+    assert!(c.owner_given);
+    let intruder = c
+        .sources
+        .iter()
+        .find(|s| s.kind == SourceKind::Task && s.task.as_ref().is_some_and(|t| t.tid == busy_pid))
+        .unwrap_or_else(|| panic!("busy loop not among {:?}", c.sources));
+    assert_eq!(intruder.name, "sh");
+    let task = intruder.task.as_ref().unwrap();
+    assert_eq!(task.pid, Some(busy_pid));
+    assert_eq!(task.comm.as_deref(), Some("sh"));
+    assert!(intruder.ns > 100_000_000, "{intruder:?}");
+    let accounted: u64 = c.tasks.iter().map(|t| t.ns).sum::<u64>()
+        + c.sources
+            .iter()
+            .filter(|s| s.kind != SourceKind::Task)
+            .map(|s| s.ns)
+            .sum::<u64>()
+        + c.unknown_ns;
+    assert_eq!(accounted, c.window_ns);
+
+    let session = tracer.session();
+    let s = one_cpu(&session);
+    let busy_total = s.tasks.iter().find(|t| t.task.tid == busy_pid).unwrap();
+    assert!(busy_total.ns >= traced);
+}
+
+#[test]
+fn idle_cpu_is_found_quiet() {
+    if let Some(why) = skip_reason() {
+        println!("skipped: {why}");
+        return;
+    }
+    pin_to(&[0]).unwrap();
+    let mut tracer = Tracer::open(Path::new("/sys"), &[CPU]).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let _ = tracer.drain();
+    let idle0 = idle_ticks(CPU);
+    std::thread::sleep(Duration::from_secs(2));
+    let idle1 = idle_ticks(CPU);
+    let w = tracer.drain();
+    let c = one_cpu(&w);
+    let hz = 100.0; // USER_HZ on Linux
+    let stat_idle = (idle1 - idle0) as f64 / hz;
+    let traced_idle = c.idle_ns as f64 / 1e9;
+    let window = c.window_ns as f64 / 1e9;
+    println!(
+        "CPU {CPU}: idle {traced_idle:.3} s traced, {stat_idle:.3} s in /proc/stat, window {window:.3} s, stolen {} ns, tasks {:?}",
+        c.stolen_ns(),
+        c.tasks
+            .iter()
+            .map(|t| (&t.task.comm, t.task.tid, t.ns))
+            .collect::<Vec<_>>()
+    );
+    // The traced idle time agrees with the kernel's own idle accounting.
+    assert!(
+        (traced_idle - stat_idle).abs() < 0.03 * window + 0.02,
+        "traced idle {traced_idle} s vs /proc/stat {stat_idle} s"
+    );
+    if stat_idle < 0.95 * window {
+        println!(
+            "CPU {CPU} was busy with other work ({stat_idle:.2} s idle of {window:.2} s): quiet not judged"
+        );
+        return;
+    }
+    assert!(c.tasks.iter().any(|t| t.task.tid == 0));
+    let others: u64 = c
+        .tasks
+        .iter()
+        .filter(|t| t.task.tid != 0)
+        .map(|t| t.ns)
+        .sum();
+    assert!(others < c.window_ns / 20, "non-idle tasks ran {others} ns");
+    let irqs: u64 = c
+        .sources
+        .iter()
+        .filter(|s| s.kind != SourceKind::Task)
+        .map(|s| s.ns)
+        .sum();
+    assert!(irqs < c.window_ns / 100, "interrupts took {irqs} ns");
+    assert_eq!(w.lost, 0);
+}
