@@ -225,6 +225,10 @@ pub enum Command {
     Check(CheckCli),
     /// Run a command, watch the CPUs it runs on, and report the noise it met.
     Run(RunArgs),
+    /// Summarise a recording: per CPU spreads, C-states, interrupts, findings; plots.
+    Report(crate::cmd::report::ReportArgs),
+    /// Compare two recordings: what differs beyond the spread, and why it matters.
+    Compare(crate::cmd::compare::CompareArgs),
     /// Print a man page (roff) generated from these definitions.
     Man,
     /// Print shell completions.

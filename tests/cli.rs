@@ -29,6 +29,8 @@ fn help_of_noisetop_and_of_each_subcommand() {
         "replay",
         "check",
         "run",
+        "report",
+        "compare",
         "man",
         "completions",
     ] {

@@ -35,6 +35,6 @@ fn cpus(s: &str) -> Result<CpuList, String> {
 /// Prints the comparison.
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let cmp = Comparison::build(&args.a, &args.b, args.cpus.as_ref().map(|c| c.0.as_slice()))?;
-    print!("{}", cmp.render(args.format));
+    crate::cmd::out::emit(&mut std::io::stdout().lock(), &cmp.render(args.format))?;
     Ok(ExitCode::SUCCESS)
 }

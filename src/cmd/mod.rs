@@ -84,6 +84,8 @@ pub fn run() -> Result<ExitCode> {
         .map(ok),
         Some(Command::Check(args)) => crate::cmd::check_cmd(&args),
         Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Report(args)) => report::run(&args),
+        Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Man) => help::man().map(ok),
         Some(Command::Completions { shell }) => help::completions(shell).map(ok),
         None => {

@@ -24,7 +24,7 @@ pub struct ReportArgs {
 /// Prints the report (and writes the plot).
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let report = Report::build(&args.file)?;
-    print!("{}", report.render(args.format));
+    crate::cmd::out::emit(&mut std::io::stdout().lock(), &report.render(args.format))?;
     if let Some(out) = &args.plot {
         crate::record::plot::plot(&args.file, out)
             .with_context(|| format!("cannot draw {}", out.display()))?;
