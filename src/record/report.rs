@@ -207,7 +207,7 @@ impl Report {
             self.first.as_deref().unwrap_or("?"),
             self.last.as_deref().unwrap_or("?"),
             self.duration_s
-                .map_or(String::new(), |d| format!(" ({d:.0} s)"))
+                .map_or(String::new(), |d| format!(" ({} s)", num(Some(d))))
         );
         for n in &self.notes {
             let _ = writeln!(out, "note: {n}");

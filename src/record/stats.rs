@@ -258,7 +258,15 @@ impl Stats {
                     s.last_t_s = row.t_s;
                 }
             }
-            st.last = Some((row.time.to_string(), row.t_s));
+            // one allocation for the whole pass, not one a row
+            match &mut st.last {
+                Some((time, t)) => {
+                    time.clear();
+                    time.push_str(row.time);
+                    *t = row.t_s;
+                }
+                None => st.last = Some((row.time.to_string(), row.t_s)),
+            }
         })?;
         st.notes.extend(pass.notes);
         for (k, e) in &mut st.entities {
