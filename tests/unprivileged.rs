@@ -92,9 +92,16 @@ fn batch_as_root_names_a_source_for_each_metric() {
         .lines()
         .filter(|l| l.starts_with("# ") && !l.starts_with("# t="))
         .filter(|l| {
-            !["# verdict: ", "# INFO ", "# WARN ", "# CRIT "]
-                .iter()
-                .any(|p| l.starts_with(p))
+            ![
+                "# verdict: ",
+                "# INFO ",
+                "# WARN ",
+                "# CRIT ",
+                "# who ran: ",
+                "# rec ",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
         })
         .collect();
     assert_eq!(footer.len(), 11, "{footer:?}");
