@@ -1,0 +1,56 @@
+//! The batch sample in README.md is what `batch::table` prints for the
+//! second interval of the synthetic 8-CPU laptop capture, so the README
+//! cannot drift from the program. On a mismatch the test prints the block
+//! to paste.
+
+use std::path::Path;
+
+use noisetop::output::batch;
+use noisetop::synth::{self, Flavor, Spec};
+
+/// The text between the README's batch-sample markers, without the fence.
+fn readme_block() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("<!-- batch-sample -->")
+        .expect("README has a batch-sample marker");
+    let end = readme
+        .find("<!-- /batch-sample -->")
+        .expect("README has an end marker");
+    let block = &readme[start..end];
+    let body = block.split_once("```text\n").expect("a text fence").1;
+    body.rsplit_once("```")
+        .expect("a closing fence")
+        .0
+        .to_string()
+}
+
+#[test]
+fn the_readme_batch_sample_is_what_the_program_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec {
+        flavor: Flavor::IntelLaptop,
+        cpus: 8,
+        instants: 3,
+        interval_ms: 1000,
+    };
+    synth::write_capture(dir.path(), &spec).unwrap();
+    let (instants, mut engine) = noisetop::cmd::batch::open_replay(dir.path()).unwrap();
+    let mut last = None;
+    for (i, d) in instants.iter().enumerate() {
+        if i > 0 {
+            noisetop::cmd::batch::advance(&mut engine, d).unwrap();
+        }
+        if let Some(iv) = engine.step() {
+            last = Some(iv);
+        }
+    }
+    let iv = last.expect("two intervals");
+    let want = format!(
+        "{}{}",
+        batch::table(&iv, None),
+        batch::footer(&engine.statuses())
+    );
+    assert_eq!(readme_block(), want, "paste this into README.md:\n{want}");
+}
