@@ -1,16 +1,24 @@
-//! Renders the README screenshot from a real terminal: plays a synthetic
-//! capture in `noisetop replay` inside a detached tmux session, reads the
-//! screen back with `tmux capture-pane -e -p` (text plus SGR colours) and
-//! converts that to SVG with the small ANSI→SVG converter below.
+//! Renders the README screenshots from a real terminal: replays a real
+//! machine's capture (`../shared/captures/util-linux-epyc7451-2s-96cpu`,
+//! a two-socket EPYC 7451 dumped by lscpu's mk-input.sh) in `noisetop
+//! replay` inside a detached tmux session, reads the screen back with
+//! `tmux capture-pane -e -p` (text plus SGR colours) and converts that to
+//! SVG with the small ANSI→SVG converter below.
 //!
-//! `cargo build --release && cargo run --release --example screenshot --
-//! target/release/noisetop assets/dashboard.svg [laptop|server] [keys…]`
+//! That capture is one instant of /proc and /sys. A replay needs two, so
+//! the second instant is the first with each idle state's `time` and
+//! `usage` advanced by one second's worth of a plausible mix (below); the
+//! topology, clocks, cpufreq policies and idle-state tables are the real
+//! machine's. The README caption says so.
+//!
+//! `cargo build --release && cargo run --release --example screenshot -- assets/`
+//! writes `assets/dashboard.svg` (Cores view) and `assets/overview.svg`.
 
 use std::fmt::Write as _;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use noisetop::synth::{self, Flavor, Spec};
+use std::path::{Path, PathBuf};
 
 /// Cell size in SVG user units.
 const CELL_W: f64 = 8.4;
@@ -182,49 +190,161 @@ fn svg(lines: &[Vec<(char, Style)>], cols: usize) -> String {
     out
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let bin = args
-        .first()
-        .map_or("target/release/noisetop", String::as_str);
-    let out = args.get(1).map_or("assets/dashboard.svg", String::as_str);
-    let server = args.get(2).is_some_and(|a| a == "server");
-    let keys: Vec<&str> = args.iter().skip(3).map(String::as_str).collect();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let cap = dir.path().join("capture");
-    let spec = if server {
-        Spec {
-            flavor: Flavor::IntelServer,
-            cpus: 64,
-            instants: 6,
-            interval_ms: 1000,
+/// The real capture the screenshots replay.
+const CAPTURE: &str = "util-linux-epyc7451-2s-96cpu";
+
+/// Copies a tree, files and folders (links are skipped: the capture's
+/// dangling driver links point nowhere).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create a folder");
+    for e in std::fs::read_dir(from).expect("read a folder") {
+        let e = e.expect("a folder entry");
+        let ty = e.file_type().expect("a file type");
+        let dest = to.join(e.file_name());
+        if ty.is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else if ty.is_file() {
+            std::fs::copy(e.path(), dest).expect("copy a file");
         }
+    }
+}
+
+/// A number in [0, 1) from a CPU number, the same on every run.
+fn spread(cpu: u64) -> f64 {
+    let x = cpu.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17);
+    (x % 10_000) as f64 / 10_000.0
+}
+
+/// One second of idle for `cpu`: microseconds and entries per state
+/// (POLL, C1, C2). Most CPUs sleep in C2 with a few hundred entries a
+/// second; one in eight runs busy and naps in C1; the watched 2-5 sit
+/// in C2 with few wake-ups.
+fn idle_second(cpu: u64) -> [(u64, u64); 3] {
+    let h = spread(cpu);
+    let (busy, c1_share, stay_c2) = if (2..=5).contains(&cpu) {
+        (0.01, 0.02, 20_000.0)
+    } else if h < 0.125 {
+        (0.6 + 2.0 * h, 0.7, 800.0)
     } else {
-        Spec {
-            flavor: Flavor::IntelLaptop,
-            cpus: 8,
-            instants: 6,
-            interval_ms: 1000,
-        }
+        (0.02 + 0.1 * h, 0.1 + 0.3 * h, 1_500.0 + 6_000.0 * h)
     };
-    synth::write_capture(&cap, &spec).expect("synthetic capture");
-    let socket = format!("noisetop-shot-{}", std::process::id());
-    let tmux = |a: &[&str]| {
+    let idle = 1e6 * (1.0 - busy.min(0.97));
+    let poll = 5.0 + 50.0 * h;
+    let c1 = (idle - poll) * c1_share;
+    let c2 = idle - poll - c1;
+    [
+        (poll as u64, (poll / 2.0) as u64 + 1),
+        (c1 as u64, (c1 / 60.0) as u64 + 1),
+        (c2 as u64, (c2 / stay_c2) as u64 + 1),
+    ]
+}
+
+/// Builds a two-instant capture from the real tree in `dir`.
+fn two_instants(tree: &Path, dir: &Path) {
+    let t0 = dir.join("0000");
+    let t1 = dir.join("0001");
+    copy_tree(tree, &t0);
+    copy_tree(tree, &t1);
+    // 2026-11-23 12:00:00 UTC, one second apart
+    let wall = 1_795_435_200_000_000_000_u64;
+    for (i, d) in [&t0, &t1].into_iter().enumerate() {
+        let nt = d.join("noisetop");
+        std::fs::create_dir_all(&nt).expect("create noisetop/");
+        let i = i as u64;
+        let clock = format!("{} {}\n", (1 + i) * 1_000_000_000, wall + i * 1_000_000_000);
+        std::fs::write(nt.join("clock"), clock).expect("write the clock");
+    }
+    // read every CPU's files every sample, as a small machine is read
+    noisetop::source::capture::write_budget(&t0, 100_000, &[]).expect("write the budget");
+    let cpus = t1.join("sys/devices/system/cpu");
+    for cpu in 0..4096u64 {
+        let idle = cpus.join(format!("cpu{cpu}/cpuidle"));
+        if !idle.is_dir() {
+            continue;
+        }
+        for (k, (us, n)) in idle_second(cpu).into_iter().enumerate() {
+            let st = idle.join(format!("state{k}"));
+            for (file, add) in [("time", us), ("usage", n)] {
+                let p = st.join(file);
+                let Ok(v) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
+                let v: u64 = v.trim().parse().unwrap_or(0);
+                std::fs::write(&p, format!("{}\n", v + add)).expect("advance a counter");
+            }
+        }
+    }
+}
+
+/// A private tmux server.
+struct Tmux(String);
+
+impl Tmux {
+    fn run(&self, a: &[&str]) -> std::process::Output {
         Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(["-L", &self.0, "-f", "/dev/null"])
             .args(a)
             .output()
             .expect("tmux runs")
-    };
-    // run from the capture's parent so the header shows a short name
-    let bin = std::fs::canonicalize(bin).expect("the noisetop binary");
+    }
+
+    fn screen(&self, colours: bool) -> String {
+        let args: &[&str] = if colours {
+            &["capture-pane", "-e", "-p", "-t", "s"]
+        } else {
+            &["capture-pane", "-p", "-t", "s"]
+        };
+        String::from_utf8_lossy(&self.run(args).stdout).into_owned()
+    }
+
+    fn wait_for(&self, want: &str) {
+        let end = Instant::now() + Duration::from_secs(30);
+        while !self.screen(false).contains(want) {
+            assert!(
+                Instant::now() < end,
+                "waited for {want:?}:\n{}",
+                self.screen(false)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "s"];
+        a.extend(keys);
+        self.run(&a);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.run(&["kill-server"]);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let out = PathBuf::from(args.first().map_or("assets", String::as_str));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = root.join("target/release/noisetop");
+    assert!(
+        bin.is_file(),
+        "{} missing: run cargo build --release first",
+        bin.display()
+    );
+    let tree = root.join("../shared/captures").join(CAPTURE);
+    assert!(tree.is_dir(), "{} missing", tree.display());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cap = dir.path().join("capture");
+    two_instants(&tree, &cap);
+    let t = Tmux(format!("noisetop-shot-{}", std::process::id()));
     let cmd = format!(
         "cd {} && {} replay capture --watch 2-5; sleep 60",
         dir.path().display(),
         bin.display()
     );
-    // TERM with 256 colours so tmux keeps the palette in -e output
-    let started = tmux(&[
+    let started = t.run(&[
         "new-session",
         "-d",
         "-x",
@@ -242,26 +362,19 @@ fn main() {
         "tmux: {}",
         String::from_utf8_lossy(&started.stderr)
     );
-    let end = Instant::now() + Duration::from_secs(30);
-    loop {
-        let s =
-            String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "s"]).stdout).into_owned();
-        if s.contains("end of capture") {
-            break;
-        }
-        assert!(Instant::now() < end, "the replay did not finish:\n{s}");
-        std::thread::sleep(Duration::from_millis(200));
+    t.wait_for("end of capture");
+    // 96 CPUs do not fit 160×50 as rows: noisetop opens on the overview;
+    // paint it by the C-state held longest (Busy % → MHz → C-state)
+    t.keys(&["c", "c"]);
+    t.wait_for("C-state held longest");
+    let overview = t.screen(true);
+    // back to the Cores view
+    t.keys(&["BTab"]);
+    t.wait_for("C-states ↓");
+    let shots = [("dashboard.svg", t.screen(true))];
+    for (name, text) in shots.into_iter().chain([("overview.svg", overview)]) {
+        let path = out.join(name);
+        std::fs::write(&path, svg(&parse(&text), 160)).expect("write the SVG");
+        eprintln!("wrote {}", path.display());
     }
-    if !keys.is_empty() {
-        let mut a = vec!["send-keys", "-t", "s"];
-        a.extend(keys.iter());
-        tmux(&a);
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    let text = String::from_utf8_lossy(&tmux(&["capture-pane", "-e", "-p", "-t", "s"]).stdout)
-        .into_owned();
-    tmux(&["kill-server"]);
-    let lines = parse(&text);
-    std::fs::write(out, svg(&lines, 160)).expect("write the SVG");
-    eprintln!("wrote {out}");
 }

@@ -31,6 +31,10 @@ pub struct Replay {
 pub fn open(dir: &Path) -> Result<Replay> {
     let (instants, engine, always) = open_parts(dir)?;
     let mut driver = Driver::new(engine);
+    driver.set_tracer(
+        None,
+        Some("a replay: captures hold no tracepoint records".into()),
+    );
     driver.set_watched(&always);
     Ok(Replay { instants, driver })
 }

@@ -74,9 +74,12 @@ fn show_from(
 pub const GLOSSARY: &[(&str, &str)] = &[
     (
         "Avg",
-        "average clock over the interval, MHz: ΔAPERF/Δt (MSR or perf msr PMU); scaling_cur_freq without APERF",
+        "average clock over the interval, MHz: ΔAPERF/Δt (MSR or perf msr PMU); without APERF Bzy·Busy/100",
     ),
-    ("Bzy", "clock while busy, MHz: base·ΔAPERF/ΔMPERF"),
+    (
+        "Bzy",
+        "clock while busy, MHz: base·ΔAPERF/ΔMPERF; without APERF cpufreq scaling_cur_freq, else /proc/cpuinfo MHz",
+    ),
     ("min–max", "lowest and highest Bzy seen this session, MHz"),
     (
         "Busy",
@@ -178,7 +181,7 @@ pub fn render_help(s: &State, area: Rect, buf: &mut Buffer) {
     lines.push(Line::styled(" columns: what, formula, source", t.title()));
     for (name, what) in GLOSSARY {
         lines.push(Line::from(vec![
-            Span::styled(format!(" {}", left(name, 11)), t.title()),
+            Span::styled(format!(" {} ", left(name, 11)), t.title()),
             Span::raw(*what),
         ]));
     }

@@ -32,7 +32,7 @@ fn draw(s: &State, w: u16, h: u16) -> String {
 fn filtered(f: impl FnOnce()) {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"\b\d\d:\d\d:\d\d\b", "hh:mm:ss");
-    settings.add_filter(r"kernel [^ │]+", "kernel [release]");
+    settings.add_filter(r"kernel \d[^ │]*", "kernel [release]");
     settings.bind(f);
 }
 
