@@ -89,7 +89,7 @@ impl Limits {
             csw_per_s: 50.0,
             mig_per_s: 1.0,
             steal_pct: 1.0,
-            intruder_pct: 0.1,
+            intruder_pct: 0.5,
             stolen_pct: 1.0,
         }
     }

@@ -188,8 +188,8 @@ struct CpuAcc {
     stolen: BTreeMap<(String, String), (u64, u64, u64)>,
     noisy: u64,
     intervals: u64,
-    /// (cause label, unit) → (intervals, worst value).
-    causes: BTreeMap<(String, &'static str), (u64, f64)>,
+    /// (cause label, unit) → (intervals, worst value, another task).
+    causes: BTreeMap<(String, &'static str), (u64, f64, bool)>,
 }
 
 /// Sums the samples of a run.
@@ -292,6 +292,7 @@ impl Accumulator {
                     let e = a.causes.entry((c.label.clone(), c.unit)).or_default();
                     e.0 += 1;
                     e.1 = e.1.max(c.value);
+                    e.2 = c.class == crate::noise::CauseClass::Intruder;
                 }
             }
         }
@@ -318,30 +319,33 @@ impl Accumulator {
         let mut worst: Vec<(String, u64, u64)> = Vec::new();
         let mut per_cpu = Vec::new();
         for (cpu, a) in self.cpus {
-            for ((label, unit), (n, v)) in &a.causes {
+            for ((label, unit), (n, v, task)) in &a.causes {
                 let value = if *unit == "%" {
                     format!("{v:.1} %")
                 } else {
                     format!("{}{unit}", crate::noise::rate_text(*v))
                 };
-                worst.push((
-                    format!("{label} up to {value} on CPU {cpu}"),
-                    *n,
-                    a.intervals,
-                ));
-            }
-            for i in a.intruders.values() {
-                worst.push((
-                    format!(
-                        "{}[{}] ran {:.1} ms on CPU {cpu}",
-                        i.comm,
-                        i.pid,
-                        i.ns as f64 / 1e6
-                    ),
-                    // intruders rank above every count, the longest first
-                    u64::MAX / 2 + i.ns,
-                    a.intervals,
-                ));
+                // another task names itself with its time on the CPU, and
+                // ranks above every count, the longest first
+                let ran = a
+                    .intruders
+                    .values()
+                    .find(|i| *task && format!("{}[{}]", i.comm, i.pid) == *label);
+                match ran {
+                    Some(i) => worst.push((
+                        format!(
+                            "{label} ran {:.1} ms on CPU {cpu} (up to {value} of an interval)",
+                            i.ns as f64 / 1e6
+                        ),
+                        u64::MAX / 2 + i.ns,
+                        a.intervals,
+                    )),
+                    None => worst.push((
+                        format!("{label} up to {value} on CPU {cpu}"),
+                        *n,
+                        a.intervals,
+                    )),
+                }
             }
             let secs = a.seconds.max(f64::MIN_POSITIVE);
             let totals = |m: BTreeMap<String, SourceTotal>| {
