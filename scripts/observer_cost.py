@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures what noisetop adds to an idle CPU.
 
-Counts the LOC, RES and CAL interrupts and the context switches of one CPU
+Counts the LOC, IWI, RES, CAL and TLB interrupts and the context switches of one CPU
 over SECONDS with noisetop not running, then again with noisetop running
 (pinned elsewhere, watching that CPU), and prints both and the difference.
 It also reports noisetop's own CPU time from /proc/PID/stat.
@@ -18,6 +18,25 @@ import sys
 import time
 
 
+def pingpong(cpu):
+    """Two processes pinned to `cpu` bouncing a byte through two pipes."""
+    code = (
+        "import os, sys\n"
+        "os.sched_setaffinity(0, {%d})\n"
+        "r, w = int(sys.argv[1]), int(sys.argv[2])\n"
+        "first = sys.argv[3] == '1'\n"
+        "if first: os.write(w, b'x')\n"
+        "while True:\n"
+        "    os.read(r, 1); os.write(w, b'x')\n" % cpu
+    )
+    a_r, b_w = os.pipe()
+    b_r, a_w = os.pipe()
+    procs = []
+    for r, w, first in ((a_r, a_w, "1"), (b_r, b_w, "0")):
+        procs.append(subprocess.Popen([sys.executable, "-c", code, str(r), str(w), first], pass_fds=(r, w)))
+    return procs
+
+
 def irq_counts(cpu):
     with open("/proc/interrupts") as f:
         header = f.readline().split()
@@ -26,7 +45,7 @@ def irq_counts(cpu):
         for line in f:
             label, _, rest = line.partition(":")
             label = label.strip()
-            if label in ("LOC", "RES", "CAL", "TLB"):
+            if label in ("LOC", "IWI", "RES", "CAL", "TLB"):
                 out[label] = int(rest.split()[col])
         return out
 
@@ -68,8 +87,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--interval", default="1s")
     ap.add_argument("--bin", default="target/release/noisetop")
+    ap.add_argument("--pingpong", action="store_true",
+                    help="two processes on the watched CPU wake each other through pipes (thousands of context switches a second) in both windows")
     ap.add_argument("extra", nargs="*")
     a = ap.parse_args()
+    load = pingpong(a.cpu) if a.pingpong else []
     base = window(a.cpu, a.seconds)
     cmd = [a.bin, "--batch", "--interval", a.interval, "--pin", str(a.pin), "--watch", str(a.cpu)] + a.extra
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -81,9 +103,12 @@ def main():
     wall = time.time() - w0
     p.terminate()
     p.wait()
+    for q in load:
+        q.kill()
+        q.wait()
     print(f"CPU {a.cpu}, {a.seconds:.0f} s each, noisetop pinned to CPU {a.pin}, interval {a.interval}")
     print(f"{'per second':>12} {'without':>10} {'with':>10} {'added':>10}")
-    for k in ("LOC", "RES", "CAL", "TLB", "CSW"):
+    for k in ("LOC", "IWI", "RES", "CAL", "TLB", "CSW"):
         x, y = base.get(k), withn.get(k)
         if x is None or y is None:
             print(f"{k:>12} {'-':>10} {'-':>10} {'-':>10}")

@@ -226,7 +226,6 @@ fn sample_clock(screen: &str) -> Option<String> {
 }
 
 #[test]
-#[ignore = "needs the sampler to wake on an interval change"]
 fn a_shorter_interval_takes_effect_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let pid = dir.path().join("pid");
@@ -235,13 +234,21 @@ fn a_shorter_interval_takes_effect_at_once() {
         return;
     };
     t.wait_for(&["┌ Cores", "every 1.0 s"]);
+    // the first interval on screen (its clock ends the header's first line)
+    let end = Instant::now() + Duration::from_secs(10);
+    while sample_clock(&t.screen()).is_none() {
+        assert!(Instant::now() < end, "no first sample:\n{}", t.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
     // + to the longest interval: the sampler's next sleep is a minute
     for _ in 0..5 {
         t.keys(&["+"]);
     }
     t.wait_for(&["every 60.0 s"]);
     std::thread::sleep(Duration::from_millis(2500));
-    let before = sample_clock(&t.screen()).expect("a sample's clock in the header");
+    let shown = t.screen();
+    let before =
+        sample_clock(&shown).unwrap_or_else(|| panic!("a sample's clock in the header:\n{shown}"));
     for _ in 0..5 {
         t.keys(&["-"]);
     }

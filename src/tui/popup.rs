@@ -276,14 +276,22 @@ pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
     lines.push(fact(
         "SMT",
         match crate::tui::render::smt_of(m) {
-            Some(true) => "on".into(),
-            Some(false) => "off".into(),
-            None => format!(
-                "{}: no smt/active file and no sibling list \
-                 (topology/thread_siblings_list, core_cpus_list)",
-                fmt::UNKNOWN
-            ),
+            Some(true) => format!("on ({})", m.smt_note),
+            Some(false) => format!("off ({})", m.smt_note),
+            None => format!("{}: {}", fmt::UNKNOWN, m.smt_note),
         },
+    ));
+    if let Some(n) = &m.topology_note {
+        lines.push(fact("topology", n.clone()));
+    }
+    if let Some(n) = &m.cur_freq_note {
+        lines.push(fact("current frequency", n.clone()));
+    }
+    lines.push(fact(
+        "who ran (tracepoints)",
+        s.trace_status
+            .clone()
+            .unwrap_or_else(|| format!("{}: no sample yet", fmt::UNKNOWN)),
     ));
     let limits = crate::tui::render::idle_limits(m);
     lines.push(fact(

@@ -328,15 +328,7 @@ pub fn idle_limits(m: &crate::machine::Machine) -> Vec<String> {
 /// Whether SMT is on, from the kernel's switch, else from the sibling
 /// lists; `None` when neither is known.
 pub fn smt_of(m: &crate::machine::Machine) -> Option<bool> {
-    m.kernel.smt_active.or_else(|| {
-        let known: Vec<usize> = m
-            .topology
-            .iter()
-            .map(|x| x.siblings.len())
-            .filter(|n| *n > 0)
-            .collect();
-        (!known.is_empty()).then(|| known.iter().any(|n| *n > 1))
-    })
+    m.smt
 }
 
 /// Header line 2: the settings that decide how noisy the CPUs are.
@@ -498,13 +490,24 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
         .find(|st| st.metric == Metric::Frequency)
         .and_then(|st| st.rung)
         .map_or(fmt::UNKNOWN, |r| r.label());
-    let right = if area.width < COMPACT_BELOW {
-        format!("freq {rung} ")
-    } else {
-        format!("freq: {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2))
+    // a recorder says its file, rows and size on every sample
+    let rec = s.notes.iter().find(|n| n.starts_with("rec "));
+    let right = match (area.width < COMPACT_BELOW, rec) {
+        (true, _) => format!("freq {rung} "),
+        (false, None) => format!("freq: {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2)),
+        (false, Some(r)) => format!(
+            "{r} │ freq: {rung} │ self {} % CPU ",
+            fmt::pct(s.own_cpu, 2)
+        ),
     };
     let mut spans: Vec<Span> = Vec::new();
     let mut used = 0;
+    // a recorder that could not write says so where it cannot be missed
+    if let Some(e) = s.notes.iter().find(|n| n.starts_with("recording to ")) {
+        let text = format!(" {e} ");
+        used += text.chars().count();
+        spans.push(Span::styled(text, t.warn()));
+    }
     if s.stale_for().is_some() {
         let text = " STALE ".to_string();
         used += text.chars().count();

@@ -186,6 +186,8 @@ pub struct State {
     pub config: NoiseConfig,
     /// What the other sinks said with the last sample (a recorder's file).
     pub notes: Vec<String>,
+    /// The last word on who-ran attribution: the traced CPUs, or why none.
+    pub trace_status: Option<String>,
     /// Every finding of the session.
     pub log: FindingLog,
     /// Per-CPU history.
@@ -256,6 +258,7 @@ impl State {
             trace: None,
             config: NoiseConfig::default(),
             notes: Vec::new(),
+            trace_status: None,
             log: FindingLog::default(),
             history: History::default(),
             view: View::Cores,
@@ -315,6 +318,9 @@ impl State {
         }
         self.statuses = s.statuses;
         self.trace = s.trace;
+        if let Some(n) = s.notes.iter().find_map(|n| n.strip_prefix("who ran: ")) {
+            self.trace_status = Some(n.to_string());
+        }
         self.notes = s.notes;
         let mut j = s.judgement;
         // marks the sampler has not seen yet (or a replay, which has no
