@@ -3,6 +3,10 @@
 //! away (the tmux server killed). Every interval finished before the stop
 //! is in the file, whole, and the file loads with Python's csv module.
 
+#[path = "common/tmux.rs"]
+mod tmux;
+use tmux::Tmux;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -155,47 +159,6 @@ fn batch_refuses_an_existing_recording_and_appends_when_asked() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot write /proc/no/such/dir/x.csv"));
-}
-
-/// A private tmux server running the dashboard with `--record`.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(name: &str, cmd: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux absent: skipped (.ci/run installs it)");
-            return None;
-        }
-        let t = Tmux {
-            socket: format!("noisetop-rec-{name}-{}", std::process::id()),
-        };
-        let ok = t
-            .tmux(&["new-session", "-d", "-x", "160", "-y", "50", "-s", "t", cmd])
-            .status
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Some(t)
-    }
-
-    fn tmux(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
 }
 
 fn dashboard(dir: &Path, csv: &Path) -> String {

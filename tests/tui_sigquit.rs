@@ -2,60 +2,14 @@
 //! does for SIGINT, SIGTERM and SIGHUP. The real binary runs a replay in a
 //! private tmux server; after the signal the shell prints `stty -a`.
 
+#[path = "common/tmux.rs"]
+mod tmux;
+
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use noisetop::synth::{self, Flavor, Spec};
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(cmd: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux absent: skipped (.ci/run installs it)");
-            return None;
-        }
-        let t = Tmux {
-            socket: format!("noisetop-test-quit-{}", std::process::id()),
-        };
-        let ok = t
-            .tmux(&["new-session", "-d", "-x", "160", "-y", "50", "-s", "t", cmd])
-            .status
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Some(t)
-    }
-
-    fn tmux(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn wait_for(&self, want: &[&str]) -> String {
-        let end = Instant::now() + Duration::from_secs(20);
-        loop {
-            let out = self.tmux(&["capture-pane", "-p", "-J", "-t", "t"]);
-            let s = String::from_utf8_lossy(&out.stdout).into_owned();
-            if want.iter().all(|w| s.contains(w)) {
-                return s;
-            }
-            assert!(Instant::now() < end, "waited for {want:?}; screen:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
+use tmux::Tmux;
 
 /// The `stty -a` words that say whether the terminal is cooked.
 fn modes(screen: &str) -> Vec<&str> {
@@ -86,7 +40,7 @@ fn sigquit_restores_the_terminal() {
         env!("CARGO_BIN_EXE_noisetop"),
         cap.display()
     );
-    let Some(t) = Tmux::start(&cmd) else {
+    let Some(t) = Tmux::start("quit", &cmd) else {
         return;
     };
     t.wait_for(&["┌ Cores", "end of capture"]);

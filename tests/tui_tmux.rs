@@ -2,72 +2,15 @@
 //! inside a detached tmux session (160×50), driven with `send-keys` and read
 //! back with `capture-pane`. Skipped with a message when tmux is absent.
 
+#[path = "common/tmux.rs"]
+mod tmux;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use noisetop::synth::{self, Flavor, Spec};
-
-/// A private tmux server, killed when dropped.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(name: &str, cmd: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux absent: skipped (.ci/run installs it)");
-            return None;
-        }
-        let t = Tmux {
-            socket: format!("noisetop-test-{name}-{}", std::process::id()),
-        };
-        let ok = t
-            .tmux(&["new-session", "-d", "-x", "160", "-y", "50", "-s", "t", cmd])
-            .status
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Some(t)
-    }
-
-    fn tmux(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "t"];
-        args.extend_from_slice(keys);
-        assert!(self.tmux(&args).status.success());
-    }
-
-    /// Waits until the pane shows every one of `want`; panics with the
-    /// last screen after 20 s.
-    fn wait_for(&self, want: &[&str]) -> String {
-        let end = Instant::now() + Duration::from_secs(20);
-        loop {
-            let s = self.screen();
-            if want.iter().all(|w| s.contains(w)) {
-                return s;
-            }
-            assert!(Instant::now() < end, "waited for {want:?}; screen:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
+use tmux::Tmux;
 
 fn capture(dir: &Path, instants: u32, interval_ms: u64) {
     let spec = Spec {
