@@ -21,7 +21,14 @@ fn played(flavor: Flavor, cpus: u32, watched: &[u32], color: bool) -> State {
     played_for(flavor, cpus, 4, watched, color)
 }
 
-fn played_for(flavor: Flavor, cpus: u32, instants: u32, watched: &[u32], color: bool) -> State {
+/// Plays a generated capture of `instants` instants through the replay feed.
+pub(super) fn played_for(
+    flavor: Flavor,
+    cpus: u32,
+    instants: u32,
+    watched: &[u32],
+    color: bool,
+) -> State {
     let dir = tempfile::tempdir().unwrap();
     let spec = Spec {
         flavor,

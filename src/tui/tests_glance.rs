@@ -11,11 +11,11 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Size;
 
 use crate::engine::Engine;
-use crate::pipeline::{Driver, Msg, Step, replay};
+use crate::pipeline::{Driver, Msg, Step};
 use crate::sampler::Sampler;
 use crate::source::capture::Captured;
 use crate::source::fs::{Fs, Roots};
-use crate::synth::{self, Flavor, Spec};
+use crate::synth::Flavor;
 use crate::tui::keys::Action;
 use crate::tui::overview::Paint;
 use crate::tui::state::{Filter, Origin, Overlay, State, View};
@@ -38,35 +38,7 @@ fn filtered(f: impl FnOnce()) {
 
 /// Plays a generated capture through the replay feed.
 fn generated(flavor: Flavor, cpus: u32, watched: &[u32]) -> State {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = Spec {
-        flavor,
-        cpus,
-        instants: 3,
-        interval_ms: 1000,
-    };
-    synth::write_capture(dir.path(), &spec).unwrap();
-    let (instants, engine) = crate::pipeline::replay::open_engine(dir.path()).unwrap();
-    let mut s = State::new(
-        engine.sampler.machine.clone(),
-        Origin::Replay("capture".into()),
-        Duration::from_secs(1),
-        Theme { color: false },
-    )
-    .with_watched(watched.to_vec());
-    let (tx, rx) = std::sync::mpsc::sync_channel(16);
-    replay::replay_into(
-        &instants,
-        Driver::new(engine).watching(watched),
-        None,
-        &mut [],
-        &tx,
-    );
-    drop(tx);
-    for m in rx {
-        s.apply(m);
-    }
-    s
+    super::tests::played_for(flavor, cpus, 3, watched, false)
 }
 
 /// The 64-CPU server watching 2-5, played once for every test here.
