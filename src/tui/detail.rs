@@ -222,6 +222,29 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
             );
         }
     }
+    // who ran, when the CPU is traced: other tasks and interrupts by the
+    // time they took over the interval
+    if let Some(tc) = s.trace.as_ref().and_then(|t| t.cpu(cpu)) {
+        let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
+        lines.push((String::new(), String::new()));
+        let owner = tc.owner.as_ref().map_or_else(
+            || "owner unknown".into(),
+            |o| format!("owner {}[{}]", o.comm, o.pid),
+        );
+        lines.push((format!("who ran · {owner}"), "ms".into()));
+        for i in tc.intruders.iter().take(5) {
+            lines.push((
+                format!("{}[{}] ×{}", i.task.comm, i.task.pid, i.slices),
+                ms(i.ns),
+            ));
+        }
+        for x in tc.stolen.iter().take(5) {
+            lines.push((format!("{} {} ×{}", x.kind, x.name, x.count), ms(x.ns)));
+        }
+        if tc.intruders.is_empty() && tc.stolen.is_empty() {
+            lines.push(("nothing else ran".into(), String::new()));
+        }
+    }
     for (i, (k, v)) in lines.iter().take(area.height as usize).enumerate() {
         let y = area.y + i as u16;
         buf.set_string(area.x + 1, y, left(k, 30), t.dim());
