@@ -159,9 +159,12 @@ fn a_run_on_an_idle_cpu_is_called_quiet() {
         let v = run_json("1", "2");
         let verdict = v["verdict"].as_str().unwrap().to_string();
         if verdict == "quiet" {
-            // kernel threads may wake for microseconds; nothing ran for long
+            // kernel threads may wake for a few milliseconds; none took
+            // half a per cent of the run (the watched limit)
+            let traced = v["per_cpu"][0]["traced_ns"].as_u64().unwrap();
+            assert!(traced > 1_500_000_000, "{v}");
             for i in v["per_cpu"][0]["intruders"].as_array().unwrap() {
-                assert!(i["ns"].as_u64().unwrap() < 2_000_000, "{i}: {v}");
+                assert!(i["ns"].as_u64().unwrap() * 200 < traced, "{i}: {v}");
             }
             return;
         }
