@@ -135,6 +135,11 @@ pub struct WatchArgs {
     /// Do not trace the watched CPUs (tracepoints name who ran there).
     #[arg(long)]
     pub no_trace: bool,
+    /// The benchmark's process ids (`4242,4250`): on traced CPUs every other
+    /// task is an intruder, and the processes they fork are theirs [default:
+    /// the task that ran longest on each CPU in each interval]
+    #[arg(long, value_name = "PIDS", value_delimiter = ',', requires = "watch")]
+    pub owner: Vec<u32>,
 }
 
 /// A CSV log of every interval.

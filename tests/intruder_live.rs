@@ -229,3 +229,34 @@ fn the_dashboard_watching_cpu_1_names_the_busy_loop() {
     assert!(screen.contains(&want), "{want} not on screen:\n{screen}");
     assert!(screen.contains("intruder"), "{screen}");
 }
+
+#[test]
+fn batch_with_an_owner_names_every_other_task_on_the_watched_cpu() {
+    if let Some(why) = skip_reason() {
+        eprintln!("{why}: skipped");
+        return;
+    }
+    let _cpu1 = cpu1();
+    let spin = Spinner::start();
+    // the benchmark: a process of its own that sleeps; the loop is not it
+    let mut bench = Command::new("sleep").arg("30").spawn().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
+        .args(["--batch", "--watch", "1", "-n", "2", "--owner"])
+        .arg(bench.id().to_string())
+        .output()
+        .unwrap();
+    let _ = bench.kill();
+    let _ = bench.wait();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let named = format!("# CRIT intruder: CPU 1: sh[{}] ran ", spin.pid());
+    assert!(text.contains(&named), "{named} not in:\n{text}");
+    assert!(
+        text.contains(&format!("noisy 1 (watched): sh[{}] ", spin.pid())),
+        "{text}"
+    );
+}

@@ -200,7 +200,8 @@ fn sample_live(
     } else {
         let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
         let no_trace = print.is_none_or(|a| a.watch.no_trace);
-        let (t, missing) = crate::cmd::tracer_for(&tree, &roots, &watched, no_trace, Vec::new());
+        let owners = print.map(|a| a.watch.owner.clone()).unwrap_or_default();
+        let (t, missing) = crate::cmd::tracer_for(&tree, &roots, &watched, no_trace, owners);
         driver.set_tracer(t, missing);
         go(&mut driver, &live, sinks, None, printer)
     };

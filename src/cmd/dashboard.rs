@@ -112,8 +112,13 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         .with_config(config.clone())
         .watching(&watched);
     let tree = crate::cmd::tree_kind(&a.source, &roots);
-    let (t, missing) =
-        crate::cmd::tracer_for(&tree, &roots, &watched, a.watch.no_trace, Vec::new());
+    let (t, missing) = crate::cmd::tracer_for(
+        &tree,
+        &roots,
+        &watched,
+        a.watch.no_trace,
+        a.watch.owner.clone(),
+    );
     driver.set_tracer(t, missing);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(a.sample.interval));
