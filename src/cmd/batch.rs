@@ -171,7 +171,7 @@ fn sample_live(
         crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
     }
     let tree = crate::cmd::tree_kind(source, &roots);
-    let hw = crate::cmd::open_hw(source, &roots, &machine)?;
+    let hw = crate::cmd::open_hw(&tree, source, &roots, &machine)?;
     let config = crate::cmd::load_config(print.and_then(|a| a.watch.config.as_deref()))?;
     let sinks = match print {
         Some(a) => sinks(&a.record, &machine, sample.interval, &watched)?,

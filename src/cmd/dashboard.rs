@@ -102,7 +102,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
     }
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
-    let hw = crate::cmd::open_hw(&a.source, &roots, &machine)?;
+    let tree = crate::cmd::tree_kind(&a.source, &roots);
+    let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
     if let Some(files) = a.sample.budget {
@@ -111,7 +112,6 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     let mut driver = Driver::new(engine)
         .with_config(config.clone())
         .watching(&watched);
-    let tree = crate::cmd::tree_kind(&a.source, &roots);
     let (t, missing) = crate::cmd::tracer_for(
         &tree,
         &roots,

@@ -181,11 +181,11 @@ pub type AnyHw = Box<dyn Hardware + Send>;
 /// Opens the hardware that belongs with a tree: the live machine's perf
 /// groups and MSRs, a capture instant's tables, or nothing (a frozen clock)
 /// for a foreign tree.
-pub fn open_hw(s: &SourceArgs, roots: &Roots, m: &Machine) -> Result<AnyHw> {
-    Ok(match tree_kind(s, roots) {
+pub fn open_hw(tree: &Tree, s: &SourceArgs, roots: &Roots, m: &Machine) -> Result<AnyHw> {
+    Ok(match tree {
         Tree::Live => Box::new(LiveHw::open(&m.hw_targets(), roots, live_options(s))),
-        Tree::Instant(dir) => Box::new(Captured::load(&dir).map_err(anyhow::Error::msg)?),
-        Tree::Foreign(why) => Box::new(Captured::foreign(&why)),
+        Tree::Instant(dir) => Box::new(Captured::load(dir).map_err(anyhow::Error::msg)?),
+        Tree::Foreign(why) => Box::new(Captured::foreign(why)),
     })
 }
 

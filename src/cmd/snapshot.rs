@@ -33,7 +33,8 @@ pub fn run(source: &SourceArgs) -> Result<()> {
     let roots = crate::cmd::roots(source);
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
-    let hw = crate::cmd::open_hw(source, &roots, &machine)?;
+    let tree = crate::cmd::tree_kind(source, &roots);
+    let hw = crate::cmd::open_hw(&tree, source, &roots, &machine)?;
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     // one instant for scripts: every CPU's files, whatever the machine size
     engine.sampler.set_budget(usize::MAX);

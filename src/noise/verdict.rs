@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use super::config::Limits;
-use super::traced::TracedCpu;
 use super::{Context, Finding, Kind, Number, Severity, cpus_label, rate};
 use crate::collect::cpulist;
 use crate::collect::interrupts::IrqKind;
@@ -202,110 +201,104 @@ pub fn verdicts(iv: &Interval, cx: &Context<'_>) -> Vec<CpuVerdict> {
         .collect()
 }
 
+/// Adds a cause when `value` passes `limit`; the label (which may search
+/// the interrupt tables) is made only then.
+fn over(
+    out: &mut Vec<Cause>,
+    class: CauseClass,
+    value: Option<f64>,
+    limit: f64,
+    unit: &'static str,
+    label: impl FnOnce() -> String,
+) {
+    if let Some(v) = value.filter(|v| *v > limit) {
+        out.push(Cause {
+            class,
+            label: label(),
+            value: v,
+            limit,
+            unit,
+        });
+    }
+}
+
 fn causes_of(iv: &Interval, cx: &Context<'_>, col: usize, r: &CpuRates, l: &Limits) -> Vec<Cause> {
     let mut out = Vec::new();
+    let o = &mut out;
     if let Some(t) = cx.trace.and_then(|t| t.cpu(r.cpu)) {
         // a traced CPU is judged by the time others took from its owner,
         // which the counts below only stand in for
-        traced_causes(t, l, &mut out);
-        if let Some(v) = r.time.and_then(|t| t.steal).filter(|v| *v > l.steal_pct) {
-            out.push(Cause {
-                class: CauseClass::Steal,
-                label: "steal".into(),
-                value: v,
-                limit: l.steal_pct,
-                unit: "%",
+        let top_task = t.intruders.first();
+        over(
+            o,
+            CauseClass::Intruder,
+            top_task.and(t.pct(t.intruder_ns())),
+            l.intruder_pct,
+            "%",
+            || top_task.map_or_else(String::new, |i| format!("{}[{}]", i.task.comm, i.task.pid)),
+        );
+        let top_irq = t.stolen.first();
+        over(
+            o,
+            CauseClass::Stolen,
+            top_irq.and(t.pct(t.stolen_ns())),
+            l.stolen_pct,
+            "%",
+            || top_irq.map_or_else(String::new, |x| format!("interrupts (most {})", x.name)),
+        );
+    } else {
+        over(
+            o,
+            CauseClass::DeviceIrq,
+            r.dev_per_s,
+            l.device_irq_per_s,
+            "/s",
+            || {
+                top_source(&iv.irqs, col, |s| s.kind == IrqKind::Device).map_or_else(
+                    || "IRQ".to_string(),
+                    |(s, _)| format!("IRQ {}", irq_name(&s.label, &s.desc)),
+                )
+            },
+        );
+        over(o, CauseClass::Ipi, r.ipi_per_s, l.ipi_per_s, "/s", || {
+            top_source(&iv.irqs, col, |s| is_ipi(s.kind))
+                .map_or_else(|| "IPI".to_string(), |(s, _)| format!("IPI {}", s.label))
+        });
+        over(
+            o,
+            CauseClass::Softirq,
+            r.softirq_per_s,
+            l.softirq_per_s,
+            "/s",
+            || {
+                top_source(&iv.softirqs, col, |_| true).map_or_else(
+                    || "softirq".to_string(),
+                    |(s, _)| format!("softirq {}", s.label),
+                )
+            },
+        );
+        if let Some((limit, label)) = tick_limit(cx, r, l) {
+            over(o, CauseClass::Tick, r.loc_per_s, limit, "/s", || {
+                label.into()
             });
         }
-        return out;
+        over(o, CauseClass::Csw, r.csw_per_s, l.csw_per_s, "/s", || {
+            "CSW".into()
+        });
+        over(o, CauseClass::Mig, r.mig_per_s, l.mig_per_s, "/s", || {
+            "MIG".into()
+        });
     }
-    let mut over = |class, label: String, value: Option<f64>, limit: f64, unit| {
-        if let Some(v) = value.filter(|v| *v > limit) {
-            out.push(Cause {
-                class,
-                label,
-                value: v,
-                limit,
-                unit,
-            });
-        }
-    };
-    let dev_name = top_source(&iv.irqs, col, |s| s.kind == IrqKind::Device).map_or_else(
-        || "IRQ".to_string(),
-        |(s, _)| format!("IRQ {}", irq_name(&s.label, &s.desc)),
-    );
+    // the hypervisor's time is no tracepoint's: steal judges both
     over(
-        CauseClass::DeviceIrq,
-        dev_name,
-        r.dev_per_s,
-        l.device_irq_per_s,
-        "/s",
-    );
-    let ipi_name = top_source(&iv.irqs, col, |s| is_ipi(s.kind))
-        .map_or_else(|| "IPI".to_string(), |(s, _)| format!("IPI {}", s.label));
-    over(CauseClass::Ipi, ipi_name, r.ipi_per_s, l.ipi_per_s, "/s");
-    let soft_name = top_source(&iv.softirqs, col, |_| true).map_or_else(
-        || "softirq".to_string(),
-        |(s, _)| format!("softirq {}", s.label),
-    );
-    over(
-        CauseClass::Softirq,
-        soft_name,
-        r.softirq_per_s,
-        l.softirq_per_s,
-        "/s",
-    );
-    if let Some((limit, label)) = tick_limit(cx, r, l) {
-        over(CauseClass::Tick, label.into(), r.loc_per_s, limit, "/s");
-    }
-    over(
-        CauseClass::Csw,
-        "CSW".into(),
-        r.csw_per_s,
-        l.csw_per_s,
-        "/s",
-    );
-    over(
-        CauseClass::Mig,
-        "MIG".into(),
-        r.mig_per_s,
-        l.mig_per_s,
-        "/s",
-    );
-    over(
+        o,
         CauseClass::Steal,
-        "steal".into(),
         r.time.and_then(|t| t.steal),
         l.steal_pct,
         "%",
+        || "steal".into(),
     );
     out
-}
-
-/// Other tasks' time and interrupts' time on a traced CPU, over its limits.
-fn traced_causes(t: &TracedCpu, l: &Limits, out: &mut Vec<Cause>) {
-    if let (Some(top), Some(pct)) = (t.intruders.first(), t.pct(t.intruder_ns()))
-        && pct > l.intruder_pct
-    {
-        out.push(Cause {
-            class: CauseClass::Intruder,
-            label: format!("{}[{}]", top.task.comm, top.task.pid),
-            value: pct,
-            limit: l.intruder_pct,
-            unit: "%",
-        });
-    }
-    if let (Some(top), Some(pct)) = (t.stolen.first(), t.pct(t.stolen_ns()))
-        && pct > l.stolen_pct
-    {
-        out.push(Cause {
-            class: CauseClass::Stolen,
-            label: format!("interrupts (most {})", top.name),
-            value: pct,
-            limit: l.stolen_pct,
-            unit: "%",
-        });
-    }
 }
 
 /// Whether an interrupt row counts as an inter-processor interrupt.

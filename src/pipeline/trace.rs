@@ -19,6 +19,9 @@ pub struct LiveTrace {
     proc: PathBuf,
     tracer: Option<Tracer>,
     owners: Vec<u32>,
+    /// Processes found not to descend from the owner: a task that keeps
+    /// intruding is looked up in /proc once, not every interval.
+    strangers: Vec<u32>,
 }
 
 impl LiveTrace {
@@ -30,6 +33,7 @@ impl LiveTrace {
             proc: PathBuf::from("/proc"),
             tracer: None,
             owners,
+            strangers: Vec::new(),
         };
         t.retarget(cpus)?;
         Ok(t)
@@ -42,6 +46,10 @@ impl TraceSource for LiveTrace {
             return Traced::default();
         };
         let mut out = traced(&t.drain(), &self.proc);
+        if self.strangers.len() > 4096 {
+            // pids are reused: forget, rather than grow for ever
+            self.strangers.clear();
+        }
         if let Some(&root) = self.owners.first() {
             // the owner's children and grandchildren are the owner too (a
             // shell's commands, a benchmark's workers): those still alive
@@ -49,7 +57,13 @@ impl TraceSource for LiveTrace {
             let mut found = Vec::new();
             for c in &mut out.cpus {
                 c.intruders.retain(|i| {
+                    if self.strangers.contains(&i.task.pid) {
+                        return true;
+                    }
                     let mine = descends_from(&self.proc, i.task.pid, root);
+                    if !mine {
+                        self.strangers.push(i.task.pid);
+                    }
                     if mine && !found.contains(&i.task.pid) {
                         found.push(i.task.pid);
                     }

@@ -544,27 +544,7 @@ impl CpuAccount {
                 owner_ns,
             });
         }
-        for t in tasks.iter().filter(|t| !t.owner && t.task.tid != 0) {
-            sources.push(Stolen {
-                kind: SourceKind::Task,
-                name: t
-                    .task
-                    .comm
-                    .clone()
-                    .unwrap_or_else(|| format!("tid {}", t.task.tid)),
-                irq: None,
-                task: Some(t.task.clone()),
-                ns: t.ns,
-                count: t.slices,
-                max_ns: t.max_ns,
-                owner_ns: 0,
-            });
-        }
-        sources.sort_by(|a, b| {
-            b.ns.cmp(&a.ns)
-                .then(a.kind.cmp(&b.kind))
-                .then(a.name.cmp(&b.name))
-        });
+        add_intruders(&mut sources, &tasks);
 
         let out = CpuTrace {
             cpu: self.cpu,
@@ -717,27 +697,7 @@ impl TraceSession {
                 }
                 tasks.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.task.tid.cmp(&b.task.tid)));
                 let mut sources: Vec<Stolen> = s.sources.values().cloned().collect();
-                for t in tasks.iter().filter(|t| !t.owner && t.task.tid != 0) {
-                    sources.push(Stolen {
-                        kind: SourceKind::Task,
-                        name: t
-                            .task
-                            .comm
-                            .clone()
-                            .unwrap_or_else(|| format!("tid {}", t.task.tid)),
-                        irq: None,
-                        task: Some(t.task.clone()),
-                        ns: t.ns,
-                        count: t.slices,
-                        max_ns: t.max_ns,
-                        owner_ns: 0,
-                    });
-                }
-                sources.sort_by(|a, b| {
-                    b.ns.cmp(&a.ns)
-                        .then(a.kind.cmp(&b.kind))
-                        .then(a.name.cmp(&b.name))
-                });
+                add_intruders(&mut sources, &tasks);
                 CpuTrace {
                     cpu: s.cpu,
                     start_ns: s.start_ns,
@@ -760,6 +720,32 @@ impl TraceSession {
             lost: self.lost,
         }
     }
+}
+
+/// Adds every task other than the owner and idle to `sources`, then orders
+/// them all by time taken (most first), kind and name.
+fn add_intruders(sources: &mut Vec<Stolen>, tasks: &[TaskTime]) {
+    for t in tasks.iter().filter(|t| !t.owner && t.task.tid != 0) {
+        sources.push(Stolen {
+            kind: SourceKind::Task,
+            name: t
+                .task
+                .comm
+                .clone()
+                .unwrap_or_else(|| format!("tid {}", t.task.tid)),
+            irq: None,
+            task: Some(t.task.clone()),
+            ns: t.ns,
+            count: t.slices,
+            max_ns: t.max_ns,
+            owner_ns: 0,
+        });
+    }
+    sources.sort_by(|a, b| {
+        b.ns.cmp(&a.ns)
+            .then(a.kind.cmp(&b.kind))
+            .then(a.name.cmp(&b.name))
+    });
 }
 
 #[cfg(test)]

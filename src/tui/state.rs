@@ -445,7 +445,7 @@ impl State {
 
     /// Returns a CPU's verdict over the interval on screen.
     pub fn cpu_verdict(&self, cpu: u32) -> Option<&CpuVerdict> {
-        self.verdicts.iter().find(|v| v.cpu == cpu)
+        noise::verdict_in(&self.verdicts, cpu)
     }
 
     /// Tells whether a CPU was judged noisy.
