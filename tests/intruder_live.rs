@@ -3,7 +3,8 @@
 //! to `sleep`), and the time noisetop traced it running is within 5 % of
 //! what its own /proc/PID/schedstat says over the same span; the dashboard
 //! watching CPU 1 names a background loop beside the loop that owns the
-//! CPU (its longest runner); a run on an idle CPU is called quiet. Needs root (perf tracepoints),
+//! CPU (its longest runner); on an idle CPU neither noisetop nor its command
+//! is blamed and the verdict agrees with the run's own list. Needs root (perf tracepoints),
 //! tracefs and two CPUs; skipped with the reason otherwise.
 
 use std::process::{Child, Command, Stdio};
@@ -145,32 +146,78 @@ fn run_names_a_busy_loop_and_its_time_matches_schedstat() {
     );
 }
 
+/// `run --json` on CPU 1, with noisetop's own pid.
+fn run_json_with_pid(cpu: &str, secs: &str) -> (u32, serde_json::Value) {
+    let child = Command::new(env!("CARGO_BIN_EXE_noisetop"))
+        .args(["run", "--cpus", cpu, "--json", "--", "sleep", secs])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (pid, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// What noisetop controls on an idle CPU, whatever else the machine runs:
+/// neither noisetop nor its command is ever called an intruder; "quiet"
+/// means no other task took half a per cent of the run (the watched limit);
+/// "noisy: TASK[PID] ran …" names a task that the run's own list shows on
+/// the CPU. Whether the CPU *is* quiet is the machine's business (an
+/// unbound kworker flushing the build's writes is real noise), so the test
+/// asks for one quiet run of three only to check the quiet case, and says
+/// so when it saw none.
 #[test]
-fn a_run_on_an_idle_cpu_is_called_quiet() {
+fn an_idle_run_blames_neither_noisetop_nor_its_command_and_its_verdict_agrees_with_its_evidence() {
     if let Some(why) = skip_reason() {
         eprintln!("{why}: skipped");
         return;
     }
     let _cpu1 = cpu1();
-    // the machine is shared with whatever else runs: a run disturbed by
-    // another process is noisy, rightly; one of three must find CPU 1 idle
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let v = run_json("1", "2");
+        let (me, v) = run_json_with_pid("1", "2");
+        let owner = v["pid"].as_u64().unwrap();
+        let cpu = &v["per_cpu"][0];
+        let traced = cpu["traced_ns"].as_u64().unwrap();
+        assert!(traced > 1_500_000_000, "{v}");
+        let intruders = cpu["intruders"].as_array().unwrap();
+        for i in intruders {
+            let pid = i["pid"].as_u64().unwrap();
+            assert_ne!(pid, u64::from(me), "noisetop ran on its watched CPU: {v}");
+            assert_ne!(pid, owner, "the command is its own intruder: {v}");
+        }
         let verdict = v["verdict"].as_str().unwrap().to_string();
         if verdict == "quiet" {
-            // kernel threads may wake for a few milliseconds; none took
-            // half a per cent of the run (the watched limit)
-            let traced = v["per_cpu"][0]["traced_ns"].as_u64().unwrap();
-            assert!(traced > 1_500_000_000, "{v}");
-            for i in v["per_cpu"][0]["intruders"].as_array().unwrap() {
+            for i in intruders {
                 assert!(i["ns"].as_u64().unwrap() * 200 < traced, "{i}: {v}");
             }
             return;
         }
+        if let Some(rest) = verdict.strip_prefix("noisy: ") {
+            // a task cause reads "comm[pid] ran …"; other causes are
+            // interrupts, steal or ticks, checked by the unit tests
+            if let Some((who, _)) = rest.split_once(" ran ") {
+                let (comm, pid) = who.trim_end_matches(']').rsplit_once('[').unwrap();
+                let pid: u64 = pid.parse().unwrap();
+                assert!(
+                    intruders
+                        .iter()
+                        .any(|i| i["pid"] == pid && i["comm"] == comm),
+                    "{verdict} is not in the run's list: {v}"
+                );
+            }
+        } else {
+            panic!("a verdict is quiet, noisy or unknown with a reason: {verdict}");
+        }
         seen.push(verdict);
     }
-    panic!("never quiet: {seen:#?}");
+    eprintln!("CPU 1 was busy with other work in all three runs: {seen:#?}");
 }
 
 #[test]
