@@ -32,6 +32,17 @@ fn show(
     show_from(title, lines, area, width, 0, buf, s);
 }
 
+/// The rows `lines` take wrapped in a popup `width` wide, and the popup's
+/// place in `area`.
+fn frame_of(lines: &[Line<'_>], area: Rect, width: u16) -> (usize, Rect) {
+    let inner_w = usize::from(width.min(area.width).saturating_sub(2)).max(1);
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner_w).max(1))
+        .sum();
+    (rows, centered(area, width, rows as u16 + 2))
+}
+
 /// Shows `lines` from line `scroll` on; when they do not all fit, the
 /// bottom border says which rows show.
 fn show_from(
@@ -43,12 +54,7 @@ fn show_from(
     buf: &mut Buffer,
     s: &State,
 ) {
-    let inner_w = usize::from(width.min(area.width).saturating_sub(2)).max(1);
-    let rows: usize = lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner_w).max(1))
-        .sum();
-    let r = centered(area, width, rows as u16 + 2);
+    let (rows, r) = frame_of(&lines, area, width);
     let fit = r.height.saturating_sub(2);
     let scroll = scroll.min((rows as u16).saturating_sub(fit));
     Clear.render(r, buf);
@@ -147,8 +153,34 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
 ];
 
-/// Draws the help: each binding of the key table, then the legend.
+/// The help's width on a screen `area` wide.
+fn help_width(area: Rect) -> u16 {
+    area.width.saturating_sub(2).clamp(40, 110)
+}
+
+/// The farthest the help scrolls on the screen in `s`: its last row at
+/// the popup's bottom.
+pub fn help_max_scroll(s: &State) -> u16 {
+    let area = Rect::new(0, 0, s.screen.width, s.screen.height);
+    let lines = help_text(s);
+    let (rows, r) = frame_of(&lines, area, help_width(area));
+    (rows as u16).saturating_sub(r.height.saturating_sub(2))
+}
+
+/// Draws the help: each binding of the key table, the legend, the glossary.
 pub fn render_help(s: &State, area: Rect, buf: &mut Buffer) {
+    show_from(
+        "keys · legend · columns",
+        help_text(s),
+        area,
+        help_width(area),
+        s.help_scroll,
+        buf,
+        s,
+    );
+}
+
+fn help_text(s: &State) -> Vec<Line<'static>> {
     let t = s.theme;
     let mut lines: Vec<Line<'static>> = BINDINGS
         .iter()
@@ -185,16 +217,7 @@ pub fn render_help(s: &State, area: Rect, buf: &mut Buffer) {
             Span::raw(*what),
         ]));
     }
-    let w = area.width.saturating_sub(2).clamp(40, 110);
-    show_from(
-        "keys · legend · columns",
-        lines,
-        area,
-        w,
-        s.help_scroll,
-        buf,
-        s,
-    );
+    lines
 }
 
 /// Draws the selected finding of the Findings view: evidence, history, fix.

@@ -480,10 +480,10 @@ impl State {
                 self.keep_selection();
             }
             Action::Paint => self.paint = self.paint.next(),
-            Action::PageUp => self.move_by(-(self.page() as i64)),
-            Action::PageDown => self.move_by(self.page() as i64),
-            Action::First => self.move_by(i64::MIN / 2),
-            Action::Last => self.move_by(i64::MAX / 2),
+            Action::PageUp => self.jump(-(self.page() as i64)),
+            Action::PageDown => self.jump(self.page() as i64),
+            Action::First => self.jump(i64::MIN / 2),
+            Action::Last => self.jump(i64::MAX / 2),
             Action::Detail if self.view == View::Findings || self.overlay == Overlay::Finding => {
                 let open = self.overlay != Overlay::Finding && !self.log.is_empty();
                 self.overlay = if open {
@@ -519,7 +519,8 @@ impl State {
     /// elsewhere `dy` moves through the rows.
     fn step(&mut self, dx: i64, dy: i64) {
         if self.overlay == Overlay::Help {
-            self.help_scroll = self.help_scroll.saturating_add_signed(dy as i16);
+            let last = crate::tui::popup::help_max_scroll(self);
+            self.help_scroll = self.help_scroll.saturating_add_signed(dy as i16).min(last);
         } else if self.view == View::Findings && self.overlay == Overlay::None {
             let last = self.log.len().saturating_sub(1) as i64;
             self.finding_at = (self.finding_at as i64 + dy).clamp(0, last) as usize;
@@ -529,6 +530,24 @@ impl State {
             }
         } else if dy != 0 {
             self.move_by(dy);
+        }
+    }
+
+    /// Moves by a page or to an end: in the help it scrolls the text, in
+    /// the Findings view it moves between findings, elsewhere through the
+    /// CPUs.
+    fn jump(&mut self, delta: i64) {
+        if self.overlay == Overlay::Help {
+            let last = i64::from(crate::tui::popup::help_max_scroll(self));
+            self.help_scroll =
+                (i64::from(self.help_scroll).saturating_add(delta)).clamp(0, last) as u16;
+        } else if self.view == View::Findings && self.overlay == Overlay::None {
+            let last = self.log.len().saturating_sub(1) as i64;
+            self.finding_at = (self.finding_at as i64)
+                .saturating_add(delta)
+                .clamp(0, last) as usize;
+        } else {
+            self.move_by(delta);
         }
     }
 
@@ -580,8 +599,17 @@ impl State {
         self.view = View::TABS[(i + step) % View::TABS.len()];
     }
 
-    /// Rows one page move skips: the CPU rows that fit the body.
+    /// Rows one page move skips: the CPU rows that fit the body; in the
+    /// help, its text rows; in the Findings view, the findings that fit
+    /// (each takes at least two lines: evidence and fix).
     fn page(&self) -> usize {
+        let rows = usize::from(crate::tui::render::body_rows(self.screen));
+        if self.overlay == Overlay::Help {
+            return rows.max(1);
+        }
+        if self.view == View::Findings && self.overlay == Overlay::None {
+            return (rows.saturating_sub(1) / 2).max(1);
+        }
         let n = self.order().len();
         crate::tui::cores::Geometry::of(
             crate::tui::render::body_rows(self.screen),

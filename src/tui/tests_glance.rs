@@ -309,3 +309,49 @@ fn the_glossary_of_the_help_scrolls_on_a_small_screen() {
     let bottom = draw(&s, 80, 24);
     assert!(bottom.contains("verdict"), "{bottom}");
 }
+
+#[test]
+fn page_keys_in_the_findings_view_move_between_findings_not_cpus() {
+    let mut s = server();
+    s.screen = ratatui::layout::Size::new(80, 24);
+    s.view = View::Findings;
+    let n = s.log.len();
+    assert!(n > 8, "the server capture has {n} findings");
+    let cpu = s.selected;
+    s.update(Action::PageDown);
+    // 16 body rows: the heading and seven findings of two lines or more
+    assert_eq!(s.finding_at, 7);
+    assert_eq!(s.selected, cpu, "the CPU selection stays");
+    s.update(Action::Last);
+    assert_eq!(s.finding_at, n - 1);
+    let text = draw(&s, 80, 24);
+    assert!(text.contains(&format!("of {n}")), "{text}");
+    s.update(Action::PageUp);
+    assert_eq!(s.finding_at, n - 8);
+    s.update(Action::First);
+    assert_eq!(s.finding_at, 0);
+    assert_eq!(s.selected, cpu);
+}
+
+#[test]
+fn page_keys_in_the_help_scroll_it_and_end_then_up_moves_at_once() {
+    let mut s = vm();
+    s.screen = ratatui::layout::Size::new(80, 24);
+    s.update(Action::Help);
+    s.update(Action::PageDown);
+    assert_eq!(s.help_scroll, 16);
+    assert!(draw(&s, 80, 24).contains("rows 17–"));
+    s.update(Action::Last);
+    let end = s.help_scroll;
+    assert_eq!(end, crate::tui::popup::help_max_scroll(&s));
+    let bottom = draw(&s, 80, 24);
+    assert!(bottom.contains("verdict"), "{bottom}");
+    s.update(Action::Down);
+    assert_eq!(s.help_scroll, end, "no further than the last row");
+    s.update(Action::Up);
+    assert_eq!(s.help_scroll, end - 1);
+    assert_ne!(draw(&s, 80, 24), bottom, "one Up after End shows a new row");
+    s.update(Action::First);
+    assert_eq!(s.help_scroll, 0);
+    assert!(draw(&s, 80, 24).contains("rows 1–"));
+}
