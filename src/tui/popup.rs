@@ -298,7 +298,7 @@ pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
     lines.push(Line::from(""));
     lines.push(fact(
         "SMT",
-        match crate::tui::render::smt_of(m) {
+        match crate::tui::header::smt_of(m) {
             Some(true) => format!("on ({})", m.smt_note),
             Some(false) => format!("off ({})", m.smt_note),
             None => format!("{}: {}", fmt::UNKNOWN, m.smt_note),
@@ -316,7 +316,7 @@ pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
             .clone()
             .unwrap_or_else(|| format!("{}: no sample yet", fmt::UNKNOWN)),
     ));
-    let limits = crate::tui::render::idle_limits(m);
+    let limits = crate::tui::header::idle_limits(m);
     lines.push(fact(
         "idle-state limits",
         if limits.is_empty() {

@@ -22,10 +22,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 use crate::ladder::Metric;
+use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
 use crate::tui::keys;
-use crate::tui::state::{Origin, Overlay, State, View};
-use crate::tui::{cores, cstates, detail, irqs, overview, pane, popup};
+use crate::tui::state::{Overlay, State, View};
+use crate::tui::{cores, cstates, detail, header, irqs, overview, pane, popup};
 
 /// Below this width the header uses short forms.
 pub const COMPACT_BELOW: u16 = 120;
@@ -78,10 +79,10 @@ impl Widget for &State {
             return;
         }
         let [header, body, findings, footer] = areas(area, self);
-        render_header(self, header, buf);
+        header::render(self, header, buf);
         let block = Block::bordered()
             .title(tabs(self))
-            .title_top(Line::from(body_title(self)).right_aligned())
+            .title_top(body_title(self, body_title_room(self, body.width)).right_aligned())
             .border_style(self.theme.dim());
         let inner = block.inner(body);
         block.render(body, buf);
@@ -106,6 +107,12 @@ impl Widget for &State {
             Overlay::None => {}
         }
     }
+}
+
+/// Columns the body's top border leaves right of the tabs (a corner each
+/// side and a rule of at least one between).
+fn body_title_room(s: &State, width: u16) -> usize {
+    usize::from(width).saturating_sub(tabs(s).width() + 3)
 }
 
 /// The tab line on the body's top border; Detail shows as a fifth tab.
@@ -136,349 +143,45 @@ fn tabs(s: &State) -> Line<'static> {
     Line::from(spans)
 }
 
-/// Right side of the body's top border: order, counts, pause.
-fn body_title(s: &State) -> String {
-    let mut parts = vec![format!("sort {}", s.sort.label())];
+/// Right side of the body's top border: order, filter, counts, watched
+/// CPUs, pause; it shortens to the room the tabs leave.
+fn body_title(s: &State, room: usize) -> Line<'static> {
+    let t = s.theme;
+    let mut pieces = vec![Piece::new(format!("sort {}", s.sort.label()), t.text(), 3)];
     if s.filter != crate::tui::state::Filter::All {
-        parts.push(s.filter.label().to_string());
+        pieces.push(Piece::new(s.filter.label(), t.text(), 8));
     }
-    parts.push(format!(
-        "{} of {} CPUs",
-        s.order().len(),
-        s.machine.online.len()
+    let (shown, n) = (s.order().len(), s.machine.online.len());
+    pieces.push(Piece::or_short(
+        format!("{shown} of {n} CPUs"),
+        format!("{shown}/{n}"),
+        t.text(),
+        6,
     ));
     if !s.watched.is_empty() {
-        parts.push(format!("watching {}", fmt::cpus(&s.watched)));
+        let w = fmt::cpus(&s.watched);
+        pieces.push(Piece::or_short(
+            format!("watching {w}"),
+            format!("▸{w}"),
+            t.text(),
+            7,
+        ));
     }
     if s.paused {
-        parts.push(if s.held.is_empty() {
-            "PAUSED".into()
-        } else {
-            format!("PAUSED ({} held)", s.held.len())
-        });
-    }
-    format!(" {} ", parts.join(" · "))
-}
-
-fn sep(t: crate::tui::theme::Theme) -> Span<'static> {
-    Span::styled(" │ ", t.dim())
-}
-
-/// Shortens a model name for the header: `Intel(R) Core(TM) i7-8650U CPU @
-/// 1.90GHz` → `Intel Core i7-8650U` (the base clock has its own field).
-pub fn short_model(name: &str) -> String {
-    let name = name.split(" @ ").next().unwrap_or(name);
-    let words: Vec<&str> = name
-        .split_whitespace()
-        .map(|w| {
-            w.trim_end_matches("(R)")
-                .trim_end_matches("(TM)")
-                .trim_end_matches("(tm)")
-        })
-        .filter(|w| !w.is_empty() && !matches!(*w, "CPU" | "Processor"))
-        .collect();
-    words.join(" ")
-}
-
-/// Counts packages and cores of the topology; `·` when unknown.
-fn counts(m: &crate::machine::Machine) -> (String, String) {
-    let mut pkgs: Vec<u32> = m.topology.iter().filter_map(|x| x.package).collect();
-    pkgs.sort_unstable();
-    pkgs.dedup();
-    let mut cores: Vec<(Option<u32>, u32)> = m
-        .topology
-        .iter()
-        .filter_map(|x| Some((x.package, x.core?)))
-        .collect();
-    cores.sort_unstable();
-    cores.dedup();
-    let n = |n: usize| {
-        if n == 0 {
-            fmt::UNKNOWN.to_string()
-        } else {
-            n.to_string()
-        }
-    };
-    (n(pkgs.len()), n(cores.len()))
-}
-
-/// Header line 1: who, what, how often, when.
-fn identity(s: &State, compact: bool) -> Line<'static> {
-    let t = s.theme;
-    let m = &s.machine;
-    let model = m
-        .cpuinfo
-        .model_name
-        .as_deref()
-        .map_or_else(|| "unknown CPU".into(), short_model);
-    let (pkgs, cores) = counts(m);
-    let clocks = clock_limits(m.base_mhz.as_ref().map(|b| b.0), m.max_mhz, compact);
-    let mut spans = if compact {
-        vec![
-            Span::styled(" noisetop", t.title()),
-            sep(t),
-            Span::raw(model),
-            sep(t),
-            Span::raw(format!("{pkgs}p {cores}c {}t", m.online.len())),
-            sep(t),
-            Span::raw(clocks),
-            sep(t),
-        ]
-    } else {
-        vec![
-            Span::styled(
-                format!(" noisetop {}", env!("CARGO_PKG_VERSION")),
-                t.title(),
-            ),
-            sep(t),
-            Span::raw(model),
-            sep(t),
-            Span::raw(format!(
-                "{pkgs} pkg · {cores} cores · {} CPUs",
-                m.online.len()
-            )),
-            sep(t),
-            Span::raw(clocks),
-            sep(t),
-        ]
-    };
-    match &s.origin {
-        Origin::Live => spans.push(Span::raw(format!(
-            "every {}",
-            fmt::seconds(s.interval.as_secs_f64())
-        ))),
-        Origin::Replay(dir) => {
-            let pos = s
-                .position
-                .map_or_else(|| fmt::UNKNOWN.into(), |(i, n)| format!("{i}/{n}"));
-            let speed = if (s.speed - 1.0).abs() < f64::EPSILON {
-                String::new()
+        pieces.push(Piece::or_short(
+            if s.held.is_empty() {
+                "PAUSED".into()
             } else {
-                format!(" ×{}", s.speed)
-            };
-            let dir = if compact { "" } else { dir.as_str() };
-            spans.push(Span::raw(
-                format!("replay {dir} {pos}{speed}").replace("  ", " "),
-            ));
-        }
-    }
-    if let Some(iv) = &s.latest {
-        spans.push(sep(t));
-        spans.push(Span::raw(fmt::clock(iv.to.wall_ns)));
-    }
-    if s.stale_for().is_some() {
-        spans.push(Span::styled(
-            format!(" STALE >{}", fmt::seconds(2.0 * s.interval.as_secs_f64())),
-            t.warn().add_modifier(ratatui::style::Modifier::REVERSED),
+                format!("PAUSED ({} held)", s.held.len())
+            },
+            "PAUSED",
+            t.text(),
+            ALWAYS,
         ));
     }
-    Line::from(spans)
-}
-
-/// The base and top clocks for the header; a clock that is unknown says so
-/// in words rather than as a lone `·` before its unit.
-fn clock_limits(base: Option<f64>, max: Option<f64>, compact: bool) -> String {
-    match (base, max, compact) {
-        (Some(b), Some(m), false) => format!("base {b:.0} MHz · max {m:.0} MHz"),
-        (Some(b), Some(m), true) => format!("{b:.0}/{m:.0} MHz"),
-        (Some(b), None, _) => format!("base {b:.0} MHz, max unknown"),
-        (None, Some(m), _) => format!("base unknown, max {m:.0} MHz"),
-        (None, None, _) => "clocks unknown".to_string(),
-    }
-}
-
-/// Names the ASLR setting (`randomize_va_space`).
-pub fn aslr(v: Option<u8>) -> String {
-    match v {
-        Some(0) => "ASLR off".into(),
-        Some(1) => "ASLR partial".into(),
-        Some(2) => "ASLR full".into(),
-        Some(n) => format!("ASLR mode {n}"),
-        None => format!("ASLR {}", fmt::UNKNOWN),
-    }
-}
-
-/// Kernel parameters that cap idle states, as set on the command line.
-pub const IDLE_LIMITS: [&str; 4] = [
-    "intel_idle.max_cstate",
-    "processor.max_cstate",
-    "idle",
-    "cpuidle.off",
-];
-
-/// The idle-state caps of the kernel command line (`intel_idle.max_cstate=1`).
-pub fn idle_limits(m: &crate::machine::Machine) -> Vec<String> {
-    let Some(cmd) = m.kernel.cmdline.as_deref() else {
-        return Vec::new();
-    };
-    IDLE_LIMITS
-        .iter()
-        .filter_map(|k| {
-            crate::collect::facts::cmdline_param(cmd, k).map(|v| {
-                if v.is_empty() {
-                    (*k).to_string()
-                } else {
-                    format!("{k}={v}")
-                }
-            })
-        })
-        .collect()
-}
-
-/// Whether SMT is on, from the kernel's switch, else from the sibling
-/// lists; `None` when neither is known.
-pub fn smt_of(m: &crate::machine::Machine) -> Option<bool> {
-    m.smt
-}
-
-/// Header line 2: the settings that decide how noisy the CPUs are.
-fn settings(s: &State, compact: bool) -> Line<'static> {
-    let t = s.theme;
-    let m = &s.machine;
-    let one = |v: Vec<Option<&String>>| -> String {
-        let mut v: Vec<&str> = v.into_iter().flatten().map(String::as_str).collect();
-        v.sort_unstable();
-        v.dedup();
-        match v.len() {
-            0 => fmt::UNKNOWN.into(),
-            1 => v[0].to_string(),
-            _ => "mixed".into(),
-        }
-    };
-    let freq = if m.cpufreq.is_empty() {
-        "no cpufreq".to_string()
-    } else {
-        format!(
-            "{} {}",
-            one(m.cpufreq.iter().map(|c| c.driver.as_ref()).collect()),
-            one(m.cpufreq.iter().map(|c| c.governor.as_ref()).collect())
-        )
-    };
-    let onoff = |b: Option<bool>| match b {
-        Some(true) => "on",
-        Some(false) => "off",
-        None => fmt::UNKNOWN,
-    };
-    let smt = smt_of(m);
-    let list = |v: &Option<Vec<u32>>| {
-        v.as_ref()
-            .map_or_else(|| fmt::UNKNOWN.into(), |l| fmt::cpus(l))
-    };
-    let turbo = m.boost.turbo_allowed();
-    let idle = m.idle_driver.driver.as_deref().unwrap_or(fmt::UNKNOWN);
-    let idle = if compact {
-        idle.to_string()
-    } else {
-        format!(
-            "{idle}/{}",
-            m.idle_driver.governor.as_deref().unwrap_or(fmt::UNKNOWN)
-        )
-    };
-    let (iso, nohz) = if compact {
-        ("iso", "nohz")
-    } else {
-        ("isolated", "nohz_full")
-    };
-    let mut spans = vec![
-        Span::raw(format!(" {freq}")),
-        sep(t),
-        Span::styled(
-            format!("turbo {}", onoff(turbo)),
-            if turbo == Some(true) {
-                t.warn()
-            } else {
-                t.text()
-            },
-        ),
-        sep(t),
-        Span::raw(format!("SMT {}", onoff(smt))),
-        sep(t),
-        Span::raw(format!("idle {idle}")),
-        sep(t),
-        Span::raw(format!("{iso} {}", list(&m.sets.isolated))),
-        sep(t),
-        Span::raw(format!("{nohz} {}", list(&m.sets.nohz_full))),
-        sep(t),
-        Span::raw(aslr(m.kernel.aslr)),
-    ];
-    let limits = idle_limits(m);
-    if !limits.is_empty() {
-        spans.push(sep(t));
-        spans.push(Span::styled(limits.join(" "), t.warn()));
-    }
-    if let Some(h) = m.virtualized() {
-        spans.push(sep(t));
-        spans.push(Span::styled(
-            if compact {
-                "VM".to_string()
-            } else {
-                format!("guest of {h}")
-            },
-            t.warn(),
-        ));
-    }
-    spans.push(sep(t));
-    spans.push(Span::raw(format!(
-        "kernel {}",
-        m.kernel.osrelease.as_deref().unwrap_or(fmt::UNKNOWN)
-    )));
-    Line::from(spans)
-}
-
-/// Header line 3: what is unavailable (details behind `u`), and the state
-/// of the feed.
-fn availability(s: &State) -> Line<'static> {
-    let t = s.theme;
-    let missing: Vec<&str> = s
-        .statuses
-        .iter()
-        .filter(|st| st.rung.is_none())
-        .map(|st| short_metric(st.metric))
-        .collect();
-    let mut spans = if s.statuses.is_empty() {
-        vec![Span::styled(" waiting for the first snapshot…", t.dim())]
-    } else if missing.is_empty() {
-        vec![Span::styled(" every metric is available", t.good())]
-    } else {
-        vec![
-            Span::styled(" unavailable: ", t.warn()),
-            Span::raw(missing.join(" · ")),
-            Span::styled("  (u: why)", t.dim()),
-        ]
-    };
-    if s.latest.is_none() && !s.statuses.is_empty() {
-        spans.push(Span::styled("  · first interval pending", t.dim()));
-    }
-    if let Some(why) = &s.ended {
-        spans.push(sep(t));
-        spans.push(Span::styled(why.clone(), t.warn()));
-    }
-    Line::from(spans)
-}
-
-/// Short metric names for the header's one-line list.
-pub fn short_metric(m: Metric) -> &'static str {
-    match m {
-        Metric::Frequency => "frequency",
-        Metric::HwCstates => "HW C-states",
-        Metric::OsCstates => "cpuidle",
-        Metric::Interrupts => "IRQs",
-        Metric::Softirqs => "softirqs",
-        Metric::CpuTime => "CPU time",
-        Metric::Scheduler => "CSW/MIG",
-        Metric::Smi => "SMI",
-        Metric::Temperature => "temperature",
-        Metric::Throttle => "throttling",
-        Metric::Power => "power",
-    }
-}
-
-fn render_header(s: &State, area: Rect, buf: &mut Buffer) {
-    let compact = area.width < COMPACT_BELOW;
-    let lines = [identity(s, compact), settings(s, compact), availability(s)];
-    for (i, line) in lines.iter().enumerate().take(area.height as usize) {
-        buf.set_line(area.x, area.y + i as u16, line, area.width);
-    }
+    let mut line = fit(" ", pieces, &Span::raw(" · "), room.saturating_sub(1));
+    line.spans.push(Span::raw(" "));
+    line
 }
 
 /// The footer: key hints that fit, then the frequency source and noisetop's own CPU use.

@@ -1,0 +1,130 @@
+//! Lines made of pieces that fit the width they get: a piece too wide
+//! first takes its shorter forms, then the least important pieces go,
+//! so a narrow terminal keeps what matters whole instead of cutting the
+//! line's end mid-word.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+/// A piece that is never dropped.
+pub const ALWAYS: u8 = u8::MAX;
+
+/// One piece of a line, in its forms from widest to narrowest.
+pub struct Piece {
+    forms: Vec<String>,
+    style: Style,
+    /// Pieces with the lowest value shorten and go first.
+    keep: u8,
+}
+
+impl Piece {
+    /// A piece with one form.
+    pub fn new(text: impl Into<String>, style: Style, keep: u8) -> Piece {
+        Piece {
+            forms: vec![text.into()],
+            style,
+            keep,
+        }
+    }
+
+    /// A piece with a long and a short form.
+    pub fn or_short(
+        long: impl Into<String>,
+        short: impl Into<String>,
+        style: Style,
+        keep: u8,
+    ) -> Piece {
+        Piece {
+            forms: vec![long.into(), short.into()],
+            style,
+            keep,
+        }
+    }
+}
+
+fn width(s: &str) -> usize {
+    Span::raw(s).width()
+}
+
+/// Joins `pieces` with `sep` after `lead` into at most `room` columns:
+/// pieces shorten in order of `keep` (lowest first), then pieces go in
+/// that order (the later of equals first); pieces marked [`ALWAYS`] stay
+/// even when the line is still too wide.
+pub fn fit(lead: &str, pieces: Vec<Piece>, sep: &Span<'static>, room: usize) -> Line<'static> {
+    let mut form: Vec<Option<usize>> = vec![Some(0); pieces.len()];
+    let total = |form: &[Option<usize>]| -> usize {
+        let shown: Vec<usize> = pieces
+            .iter()
+            .zip(form)
+            .filter_map(|(p, f)| f.map(|f| width(&p.forms[f])))
+            .collect();
+        width(lead)
+            + shown.iter().sum::<usize>()
+            + shown.len().saturating_sub(1) * width(&sep.content)
+    };
+    let mut order: Vec<usize> = (0..pieces.len()).collect();
+    // stable: among equals the later piece goes first
+    order.sort_by_key(|i| (pieces[*i].keep, std::cmp::Reverse(*i)));
+    for &i in &order {
+        while total(&form) > room && form[i].is_some_and(|f| f + 1 < pieces[i].forms.len()) {
+            form[i] = form[i].map(|f| f + 1);
+        }
+    }
+    for &i in &order {
+        if total(&form) <= room {
+            break;
+        }
+        if pieces[i].keep != ALWAYS {
+            form[i] = None;
+        }
+    }
+    let mut spans = vec![Span::raw(lead.to_string())];
+    for (p, f) in pieces.into_iter().zip(form) {
+        let Some(f) = f else { continue };
+        if spans.len() > 1 {
+            spans.push(sep.clone());
+        }
+        let text = p.forms.into_iter().nth(f).unwrap_or_default();
+        spans.push(Span::styled(text, p.style));
+    }
+    Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(room: usize) -> String {
+        fit(
+            " ",
+            vec![
+                Piece::new("noisetop", Style::new(), 1),
+                Piece::or_short("isolated 2-5", "iso 2-5", Style::new(), 5),
+                Piece::new("kernel 6.1.0", Style::new(), 2),
+                Piece::new("STALE", Style::new(), ALWAYS),
+            ],
+            &Span::raw(" │ "),
+            room,
+        )
+        .to_string()
+    }
+
+    #[test]
+    fn a_line_that_fits_keeps_every_piece_in_its_long_form() {
+        assert_eq!(line(80), " noisetop │ isolated 2-5 │ kernel 6.1.0 │ STALE");
+    }
+
+    #[test]
+    fn pieces_shorten_then_go_by_importance_and_always_stays() {
+        // 47 columns in full; the short form of isolated saves 5
+        assert_eq!(line(47).len(), line(80).len());
+        assert_eq!(line(46), " noisetop │ iso 2-5 │ kernel 6.1.0 │ STALE");
+        assert_eq!(line(42), " noisetop │ iso 2-5 │ kernel 6.1.0 │ STALE");
+        // then noisetop (1) goes before the kernel (2), then isolated (5)
+        assert_eq!(line(41), " iso 2-5 │ kernel 6.1.0 │ STALE");
+        assert_eq!(line(31), " iso 2-5 │ kernel 6.1.0 │ STALE");
+        assert_eq!(line(30), " iso 2-5 │ STALE");
+        assert_eq!(line(15), " STALE");
+        assert_eq!(line(2), " STALE", "ALWAYS stays, cut by the screen");
+    }
+}
