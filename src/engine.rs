@@ -1,5 +1,6 @@
-//! Turns a sampler into a stream of intervals: sample, delta with the
-//! previous snapshot, hand the interval to the sinks.
+//! Turns a sampler into a stream of intervals: sample, then delta with the
+//! previous snapshot. `pipeline::Driver` judges each interval and hands it
+//! to the sinks.
 
 use std::sync::Arc;
 

@@ -1,6 +1,9 @@
 //! noisetop: per-CPU frequency, C-state and noise monitor for Linux.
 //!
-//! Data flows one way: `source` → `snapshot` → `interval` → sinks.
+//! Data flows one way: `source` (live files, perf, MSRs, tracepoints, or a
+//! capture) → `sampler` → `snapshot` → `engine` (delta into an `interval`)
+//! → `pipeline::Driver` (the `noise` rules judge it) → sinks: the `tui`,
+//! the batch table in `output`, `record`, and the `run` report in `cmd`.
 
 pub mod check;
 pub mod cli;

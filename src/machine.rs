@@ -153,7 +153,10 @@ impl Machine {
         let hwmon = hwmon::discover_temps(fs);
         let rapl_zones = powercap::discover_zones(fs);
         let boost = cpufreq::read_boost(fs);
-        let vendor = vendor_of(&cpuinfo);
+        let vendor = cpuinfo
+            .vendor
+            .as_deref()
+            .map_or(Vendor::Other, Vendor::from_vendor_id);
         let base_mhz = base_mhz(&cpufreq, &cpuinfo);
         let max_mhz = cpufreq
             .iter()
@@ -339,15 +342,6 @@ fn smt_of(
         None,
         "unknown: no smt/active, no sibling lists, no siblings/cpu cores in /proc/cpuinfo".into(),
     )
-}
-
-fn vendor_of(info: &CpuInfo) -> Vendor {
-    match info.vendor.as_deref() {
-        Some("GenuineIntel") => Vendor::Intel,
-        Some("AuthenticAMD") => Vendor::Amd,
-        Some("HygonGenuine") => Vendor::Hygon,
-        _ => Vendor::Other,
-    }
 }
 
 /// Base frequency: cpufreq `base_frequency` (`intel_pstate`), else the x86

@@ -1,4 +1,5 @@
-//! The two system calls std does not wrap: `CLOCK_MONOTONIC` and CPU affinity.
+//! The system calls std does not wrap: clocks, CPU affinity, limits,
+//! waiting on stdin, signals to threads and processes, children's usage.
 #![expect(
     unsafe_code,
     reason = "clock_gettime and sched_setaffinity have no safe std wrapper"
@@ -15,6 +16,18 @@ pub fn monotonic_ns() -> u64 {
         libc::clock_gettime(libc::CLOCK_MONOTONIC, &raw mut ts);
     }
     (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Reads the CPU time this process has used (every thread, user and
+/// system), `CLOCK_PROCESS_CPUTIME_ID`, in nanoseconds.
+pub fn process_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &raw mut ts) };
+    (rc == 0).then(|| (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// Restricts the calling process to the given CPUs.
