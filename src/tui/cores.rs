@@ -12,54 +12,14 @@ use crate::interval::CpuRates;
 use crate::noise::{Severity, VerdictState};
 use crate::tui::bars::{self, FreqScale};
 use crate::tui::fmt::{self, left, right};
+use crate::tui::layout::{Geometry, WIDE_FROM};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
-/// Width from which rows carry every figure.
-pub const WIDE_FROM: u16 = 150;
-/// Narrowest compact column (inside the borders).
-pub const COMPACT_MIN: u16 = 60;
 /// Fixed part of a wide row (everything but the two bars and the noise column).
 const WIDE_FIXED: usize = 105;
 /// Fixed part of a compact row (everything but the two bars and the noise column).
 const COMPACT_FIXED: usize = 29;
-
-/// How CPU rows are laid out in the body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Geometry {
-    /// Rows carry every figure.
-    pub wide: bool,
-    /// Columns of rows side by side.
-    pub columns: u16,
-    /// CPU rows per column.
-    pub rows: u16,
-}
-
-impl Geometry {
-    /// Chooses the layout for `rows` CPU lines in a `width`-wide screen
-    /// showing `n` CPUs.
-    pub fn of(rows: u16, width: u16, n: usize) -> Self {
-        let inner = width.saturating_sub(2);
-        if n > rows as usize && inner >= 2 * (COMPACT_MIN + 1) + 20 {
-            Geometry {
-                wide: false,
-                columns: 2,
-                rows,
-            }
-        } else {
-            Geometry {
-                wide: width >= WIDE_FROM,
-                columns: 1,
-                rows,
-            }
-        }
-    }
-
-    /// Returns how many CPU rows fit at once.
-    pub fn slots(self) -> usize {
-        self.columns as usize * self.rows as usize
-    }
-}
 
 /// What every row of one frame shares.
 struct Ctx<'a> {

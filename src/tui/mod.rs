@@ -14,6 +14,7 @@ pub mod header;
 pub mod history;
 pub mod irqs;
 pub mod keys;
+pub mod layout;
 pub mod log;
 pub mod overview;
 pub mod pane;

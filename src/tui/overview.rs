@@ -162,7 +162,7 @@ pub fn layout(m: &Machine, cpus: &[u32], width: u16, height: u16) -> Grid {
 
 /// The grid area for a screen: the body box inside its borders, under the legend.
 pub fn grid_size(screen: Size) -> Size {
-    let body = crate::tui::render::body_rows(screen) + 1;
+    let body = crate::tui::layout::body_rows(screen) + 1;
     Size::new(
         screen.width.saturating_sub(2),
         body.saturating_sub(LEGEND_ROWS),

@@ -25,23 +25,12 @@ use crate::ladder::Metric;
 use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
 use crate::tui::keys;
+use crate::tui::layout::{HEADER_ROWS, pane_rows};
 use crate::tui::state::{Overlay, State, View};
 use crate::tui::{cores, cstates, detail, header, irqs, overview, pane, popup};
 
-/// Below this width the header uses short forms.
+/// Below this width the tabs and the footer use short forms.
 pub const COMPACT_BELOW: u16 = 120;
-/// Header lines.
-pub const HEADER_ROWS: u16 = 3;
-/// Height of the findings pane on tall screens (borders included).
-pub const PANE_ROWS: u16 = 7;
-/// From this height the findings pane replaces the one-line ticker.
-pub const TALL_FROM: u16 = 30;
-
-/// Rows of the findings area for a screen height.
-fn pane_rows(height: u16) -> u16 {
-    if height >= TALL_FROM { PANE_ROWS } else { 1 }
-}
-
 /// The four stacked areas of the screen. On a tall screen whose CPUs all
 /// fit, the Cores box takes what it needs and the findings pane the rest.
 fn areas(area: Rect, s: &State) -> [Rect; 4] {
@@ -57,13 +46,6 @@ fn areas(area: Rect, s: &State) -> [Rect; 4] {
         Constraint::Fill(1),
         Constraint::Length(1),
     ]))
-}
-
-/// Rows left for CPU lines in the body box (borders and column header off).
-pub fn body_rows(screen: Size) -> u16 {
-    screen
-        .height
-        .saturating_sub(HEADER_ROWS + pane_rows(screen.height) + 1 + 3)
 }
 
 /// Smallest screen the layout is drawn on; below it a one-line notice.
@@ -231,18 +213,4 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     let x = area.x + area.width.saturating_sub(right.chars().count() as u16);
     buf.set_string(x, area.y, right, t.dim());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn body_rows_leave_room_for_header_pane_footer_and_borders() {
-        // 24 rows: 3 header, 1 ticker, 1 footer, 2 borders, 1 column header
-        assert_eq!(body_rows(Size::new(80, 24)), 16);
-        // 50 rows: the findings pane takes 7
-        assert_eq!(body_rows(Size::new(160, 50)), 36);
-        assert_eq!(body_rows(Size::new(10, 3)), 0);
-    }
 }

@@ -409,8 +409,8 @@ impl State {
             return;
         }
         let n = self.order().len();
-        let g = crate::tui::cores::Geometry::of(
-            crate::tui::render::body_rows(self.screen),
+        let g = crate::tui::layout::Geometry::of(
+            crate::tui::layout::body_rows(self.screen),
             self.screen.width,
             n,
         );
@@ -603,7 +603,7 @@ impl State {
     /// help, its text rows; in the Findings view, the findings that fit
     /// (each takes at least two lines: evidence and fix).
     fn page(&self) -> usize {
-        let rows = usize::from(crate::tui::render::body_rows(self.screen));
+        let rows = usize::from(crate::tui::layout::body_rows(self.screen));
         if self.overlay == Overlay::Help {
             return rows.max(1);
         }
@@ -611,8 +611,8 @@ impl State {
             return (rows.saturating_sub(1) / 2).max(1);
         }
         let n = self.order().len();
-        crate::tui::cores::Geometry::of(
-            crate::tui::render::body_rows(self.screen),
+        crate::tui::layout::Geometry::of(
+            crate::tui::layout::body_rows(self.screen),
             self.screen.width,
             n,
         )
