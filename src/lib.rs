@@ -25,6 +25,7 @@ pub mod sampler;
 pub mod snapshot;
 pub mod source;
 pub mod stop;
+#[cfg(any(test, feature = "synth"))]
 pub mod synth;
 pub mod sys;
 pub mod trace;
