@@ -165,7 +165,7 @@ impl<H: Hardware> Engine<H> {
             Some(s) => ladder::statuses(
                 &self.sampler.machine,
                 self.sampler.hw.probe(),
-                self.sampler.freq_source(),
+                self.sampler.chosen(),
                 s,
             ),
             None => Vec::new(),

@@ -1,5 +1,7 @@
 //! The source ladder: for each metric, which rung supplies it (perf PMU,
-//! `/dev/cpu/N/msr`, sysfs/procfs) or why none can.
+//! `/dev/cpu/N/msr`, sysfs/procfs) or why none can. The sampler decides
+//! the rungs once, from the probe ([`Chosen`]); this module only describes
+//! them, with the snapshot as evidence that a chosen rung gave values.
 
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +84,23 @@ pub enum FreqSource {
     Cpuinfo,
 }
 
+/// The rungs the sampler chose for the metrics with more than one source:
+/// decided once from the probe, read by the sampler's plan and described
+/// by [`statuses`], so the two never disagree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Chosen {
+    /// `Avg_MHz`, `Busy%`, `Bzy_MHz`, `TSC_MHz`.
+    pub freq: Option<FreqSource>,
+    /// Core and package residency counters: perf `cstate_*` or MSRs.
+    pub hw_cstates: Option<Rung>,
+    /// The SMI count: perf `msr/smi` or MSR 0x34.
+    pub smi: Option<Rung>,
+    /// Temperatures: `IA32_THERM_STATUS` with a known `TjMax`, else hwmon.
+    pub temperature: Option<Rung>,
+    /// Energy: perf `power`, RAPL MSRs, else powercap.
+    pub power: Option<Rung>,
+}
+
 /// How one metric is obtained.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Status {
@@ -115,10 +134,10 @@ pub fn freq_source(m: &Machine, p: &Probe) -> Option<FreqSource> {
 }
 
 /// Describes how each metric is obtained on this machine, or why it is not.
-pub fn statuses(m: &Machine, p: &Probe, freq: Option<FreqSource>, snap: &Snapshot) -> Vec<Status> {
+pub fn statuses(m: &Machine, p: &Probe, chosen: Chosen, snap: &Snapshot) -> Vec<Status> {
     Metric::ALL
         .iter()
-        .map(|&metric| status_of(metric, m, p, freq, snap))
+        .map(|&metric| status_of(metric, m, p, chosen, snap))
         .collect()
 }
 
@@ -152,17 +171,11 @@ fn hw_reason(p: &Probe, event: PerfEvent) -> String {
     }
 }
 
-fn status_of(
-    metric: Metric,
-    m: &Machine,
-    p: &Probe,
-    freq: Option<FreqSource>,
-    snap: &Snapshot,
-) -> Status {
-    use crate::collect::x86::{MSR_SMI_COUNT, MSR_THERM_STATUS};
+fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snapshot) -> Status {
+    use crate::collect::x86::MSR_THERM_STATUS;
     let all = &m.online;
     match metric {
-        Metric::Frequency => match freq {
+        Metric::Frequency => match chosen.freq {
             Some(FreqSource::PerfMsr) => {
                 found(metric, Rung::Perf, "perf msr aperf/mperf/tsc", None)
             }
@@ -199,9 +212,11 @@ fn status_of(
             ),
         },
         Metric::HwCstates => {
-            if p.perf_any(PerfEvent::CoreC6) || p.perf_any(PerfEvent::CoreC3) {
+            let msr_values = snap.hw.values().any(|h| !h.cstates.is_empty())
+                || snap.pkg.values().any(|k| !k.cstates.is_empty());
+            if chosen.hw_cstates == Some(Rung::Perf) {
                 found(metric, Rung::Perf, "perf cstate_core/cstate_pkg", None)
-            } else if snap.hw.values().any(|h| !h.cstates.is_empty()) {
+            } else if chosen.hw_cstates == Some(Rung::Msr) && msr_values {
                 found(metric, Rung::Msr, "/dev/cpu/N/msr residency MSRs", None)
             } else if matches!(
                 m.vendor,
@@ -268,9 +283,9 @@ fn status_of(
             }
         }
         Metric::Smi => {
-            if p.perf_any(PerfEvent::Smi) {
+            if chosen.smi == Some(Rung::Perf) {
                 found(metric, Rung::Perf, "perf msr smi", None)
-            } else if p.msr_has(MSR_SMI_COUNT) {
+            } else if chosen.smi == Some(Rung::Msr) {
                 found(metric, Rung::Msr, "/dev/cpu/N/msr 0x34", None)
             } else if m.vendor != crate::collect::x86::Vendor::Intel {
                 missing(metric, "SMI count is an Intel MSR")
@@ -279,14 +294,14 @@ fn status_of(
             }
         }
         Metric::Temperature => {
-            if p.msr_has(MSR_THERM_STATUS) {
+            if chosen.temperature == Some(Rung::Msr) {
                 found(
                     metric,
                     Rung::Msr,
                     "IA32_THERM_STATUS 0x19C, TjMax 0x1A2",
                     None,
                 )
-            } else if !m.hwmon.is_empty() {
+            } else if chosen.temperature == Some(Rung::Kernel) {
                 let chips: Vec<&str> = m
                     .hwmon
                     .iter()
@@ -302,6 +317,9 @@ fn status_of(
                 )
             } else {
                 let msr = match &p.msr {
+                    Ok(()) if p.msr_has(MSR_THERM_STATUS) => {
+                        "IA32_THERM_STATUS without TjMax (0x1A2)".to_string()
+                    }
                     Ok(()) => "no thermal MSR".to_string(),
                     Err(e) => e.clone(),
                 };
@@ -319,15 +337,13 @@ fn status_of(
             }
         }
         Metric::Power => {
-            // any energy event counts: a guest may expose only energy-psys
-            if PerfEvent::ALL
-                .iter()
-                .any(|e| e.is_energy() && p.perf_any(*e))
-            {
+            if chosen.power == Some(Rung::Perf) {
                 found(metric, Rung::Perf, "perf power energy-*", None)
-            } else if snap.pkg.values().any(|k| !k.energy.is_empty()) {
+            } else if chosen.power == Some(Rung::Msr)
+                && snap.pkg.values().any(|k| !k.energy.is_empty())
+            {
                 found(metric, Rung::Msr, "/dev/cpu/N/msr RAPL", None)
-            } else if !snap.powercap_uj.is_empty() {
+            } else if chosen.power == Some(Rung::Kernel) && !snap.powercap_uj.is_empty() {
                 found(metric, Rung::Kernel, "powercap energy_uj", None)
             } else if !m.rapl_zones.is_empty() {
                 missing(metric, "powercap energy_uj unreadable: run as root")

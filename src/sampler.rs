@@ -11,7 +11,7 @@ use crate::counter::Width;
 use crate::cpu_map::CpuMap;
 use crate::ladder::{self, FreqSource};
 use crate::machine::{self, Machine};
-use crate::snapshot::{CpuFiles, Energy, PkgHw, Snapshot};
+use crate::snapshot::{CpuFiles, Energy, PkgHw, Rung, Snapshot};
 use crate::source::fs::{Base, FileId, Fs};
 use crate::source::perf::PerfEvent;
 
@@ -25,7 +25,7 @@ pub struct Sampler<H: Hardware> {
     pub hw: H,
     /// Machine facts, read at start and again when the online set changes.
     pub machine: Machine,
-    freq: Option<FreqSource>,
+    chosen: ladder::Chosen,
     plan: MsrPlan,
     files: FilePlan,
     spare: Spare,
@@ -197,7 +197,7 @@ impl<H: Hardware> Sampler<H> {
             fs,
             hw,
             machine,
-            freq: None,
+            chosen: ladder::Chosen::default(),
             plan: MsrPlan::default(),
             files,
             spare: Spare::default(),
@@ -267,43 +267,73 @@ impl<H: Hardware> Sampler<H> {
 
     /// Returns the frequency source in use.
     pub fn freq_source(&self) -> Option<FreqSource> {
-        self.freq
+        self.chosen.freq
+    }
+
+    /// Returns the rung chosen for each metric with more than one source.
+    pub fn chosen(&self) -> ladder::Chosen {
+        self.chosen
     }
 
     fn plan(&mut self) {
         let probe = self.hw.probe().clone();
-        self.freq = ladder::freq_source(&self.machine, &probe);
+        let freq = ladder::freq_source(&self.machine, &probe);
+        let mut chosen = ladder::Chosen {
+            freq,
+            ..ladder::Chosen::default()
+        };
+        // a guest may expose only energy-psys: any energy event is the rung
+        let perf_energy = PerfEvent::ALL
+            .iter()
+            .any(|e| e.is_energy() && probe.perf_any(*e));
+        let perf_core = probe.perf_any(PerfEvent::CoreC6) || probe.perf_any(PerfEvent::CoreC3);
+        let perf_pkg = probe.perf_any(PerfEvent::PkgC2) || probe.perf_any(PerfEvent::PkgC6);
+        if perf_core || perf_pkg {
+            chosen.hw_cstates = Some(Rung::Perf);
+        }
+        if probe.perf_any(PerfEvent::Smi) {
+            chosen.smi = Some(Rung::Perf);
+        }
+        if perf_energy {
+            chosen.power = Some(Rung::Perf);
+        }
         let mut plan = MsrPlan::default();
         if probe.msr.is_ok() {
             let (cst, rapl) = machine::x86_tables(&self.machine);
             let want = |reg: u32| probe.msr_has(reg);
-            if self.freq == Some(FreqSource::DevMsr) {
+            if freq == Some(FreqSource::DevMsr) {
                 plan.per_cpu.push(("aperf", x86::MSR_APERF));
                 plan.per_cpu.push(("mperf", x86::MSR_MPERF));
                 if want(x86::MSR_TSC) {
                     plan.per_cpu.push(("tsc", x86::MSR_TSC));
                 }
             }
-            if !probe.perf_any(PerfEvent::Smi) && want(x86::MSR_SMI_COUNT) {
+            if chosen.smi.is_none() && want(x86::MSR_SMI_COUNT) {
                 plan.per_cpu.push(("smi", x86::MSR_SMI_COUNT));
+                chosen.smi = Some(Rung::Msr);
             }
-            let perf_core = probe.perf_any(PerfEvent::CoreC6) || probe.perf_any(PerfEvent::CoreC3);
+            let n = plan.per_cpu.len() + plan.per_pkg.len();
             if !perf_core {
                 plan.per_cpu
                     .extend(cst.core.iter().filter(|(_, r)| want(*r)).copied());
             }
-            let perf_pkg = probe.perf_any(PerfEvent::PkgC2) || probe.perf_any(PerfEvent::PkgC6);
             if !perf_pkg {
                 plan.per_pkg
                     .extend(cst.pkg.iter().filter(|(_, r)| want(*r)).copied());
             }
-            if want(x86::MSR_TEMPERATURE_TARGET) && want(x86::MSR_THERM_STATUS) {
+            if chosen.hw_cstates.is_none() && plan.per_cpu.len() + plan.per_pkg.len() > n {
+                chosen.hw_cstates = Some(Rung::Msr);
+            }
+            plan.tjmax = self
+                .read_msr_first(x86::MSR_TEMPERATURE_TARGET)
+                .and_then(x86::tjmax);
+            if plan.tjmax.is_some() && want(x86::MSR_THERM_STATUS) {
                 plan.per_cpu.push(("therm", x86::MSR_THERM_STATUS));
                 if want(x86::MSR_PACKAGE_THERM_STATUS) {
                     plan.per_pkg.push(("therm", x86::MSR_PACKAGE_THERM_STATUS));
                 }
+                chosen.temperature = Some(Rung::Msr);
             }
-            let perf_energy = probe.perf_any(PerfEvent::EnergyPkg);
             if let (Some(r), false) = (rapl, perf_energy)
                 && let (true, Some(unit)) = (want(r.unit), self.read_msr_first(r.unit))
             {
@@ -315,16 +345,21 @@ impl<H: Hardware> Sampler<H> {
                     }
                 }
                 plan.rapl = Some((r, unit));
+                chosen.power = Some(Rung::Msr);
             }
-            plan.tjmax = self
-                .read_msr_first(x86::MSR_TEMPERATURE_TARGET)
-                .and_then(x86::tjmax);
+        }
+        if chosen.temperature.is_none() && !self.machine.hwmon.is_empty() {
+            chosen.temperature = Some(Rung::Kernel);
         }
         // powercap is the last energy rung: never read it beside a better one
-        plan.powercap = !probe.perf_any(PerfEvent::EnergyPkg) && plan.rapl.is_none();
-        self.files = FilePlan::new(&mut self.fs, &self.machine, self.freq, plan.powercap);
+        plan.powercap = chosen.power.is_none();
+        if plan.powercap && !self.machine.rapl_zones.is_empty() {
+            chosen.power = Some(Rung::Kernel);
+        }
+        self.files = FilePlan::new(&mut self.fs, &self.machine, freq, plan.powercap);
         self.idle_last.clear();
         self.plan = plan;
+        self.chosen = chosen;
         self.energy_scales = ENERGY_EVENTS
             .iter()
             .filter_map(|&ev| Some((ev, self.hw.energy_scale(ev)?)))

@@ -924,3 +924,51 @@ fn watched_cpus_are_read_every_sample_whatever_the_round() {
         assert_eq!(idle(cpu(iv, 3), "C6").pct, None);
     }
 }
+
+/// A server whose THERM_STATUS reads but whose TjMax (0x1A2) does not: the
+/// readout is an offset below an unknown TjMax, so the sampler reads no
+/// thermal MSR and the status says why instead of naming a rung whose
+/// figures would all be unknown.
+#[test]
+fn a_thermal_msr_without_tjmax_is_not_called_the_temperature_source() {
+    let dir = capture(&Spec::new(Flavor::IntelServer, 8));
+    let mut changed = 0;
+    for inst in std::fs::read_dir(dir.path()).unwrap() {
+        let table = inst.unwrap().path().join("noisetop/msr");
+        let Ok(text) = std::fs::read_to_string(&table) else {
+            continue;
+        };
+        let text: String = text
+            .lines()
+            .map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+                [cpu, "0x1a2", _] => format!("{cpu} 0x1a2 error not supported on this CPU\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        std::fs::write(&table, text).unwrap();
+        changed += 1;
+    }
+    assert_eq!(changed, 2, "two instants");
+    let (ivs, statuses) = replay(dir.path());
+    let temp = statuses
+        .iter()
+        .find(|s| s.metric == Metric::Temperature)
+        .unwrap();
+    assert_ne!(temp.rung, Some(noisetop::snapshot::Rung::Msr), "{temp:?}");
+    assert!(ivs[0].cpus.iter().all(|c| c.temp_c.is_none()));
+    assert!(ivs[0].pkgs.iter().all(|p| p.temp_c.is_none()));
+    assert_eq!(temp.rung, None, "the server capture has no hwmon: {temp:?}");
+    assert!(
+        temp.note
+            .as_deref()
+            .is_some_and(|n| n.contains("IA32_THERM_STATUS without TjMax")),
+        "{temp:?}"
+    );
+    // the same capture untouched: THERM_STATUS with TjMax is the rung
+    let (_, statuses) = replay(capture(&Spec::new(Flavor::IntelServer, 8)).path());
+    let temp = statuses
+        .iter()
+        .find(|s| s.metric == Metric::Temperature)
+        .unwrap();
+    assert_eq!(temp.rung, Some(noisetop::snapshot::Rung::Msr), "{temp:?}");
+}
