@@ -925,8 +925,8 @@ fn watched_cpus_are_read_every_sample_whatever_the_round() {
     }
 }
 
-/// A server whose THERM_STATUS reads but whose TjMax (0x1A2) does not: the
-/// readout is an offset below an unknown TjMax, so the sampler reads no
+/// A server whose `THERM_STATUS` reads but whose `TjMax` (0x1A2) does not: the
+/// readout is an offset below an unknown `TjMax`, so the sampler reads no
 /// thermal MSR and the status says why instead of naming a rung whose
 /// figures would all be unknown.
 #[test]
