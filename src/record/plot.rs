@@ -492,11 +492,7 @@ fn draw<DB: DrawingBackend>(
             let t = d.t0 + (d.t1 - d.t0) * f64::from(i) / 4.0;
             root.draw(&PathElement::new(vec![(x, axis_y), (x, axis_y + 4)], BLACK))
                 .map_err(err)?;
-            let label = if (d.t1 - d.t0) >= 600.0 {
-                format!("{:.0} min", t / 60.0)
-            } else {
-                format!("{t:.0} s")
-            };
+            let label = tick_label(t, d.t1 - d.t0);
             // the end labels sit inside their panel, clear of the next one
             let h = match i {
                 0 => plotters::style::text_anchor::HPos::Left,
@@ -601,4 +597,50 @@ fn draw<DB: DrawingBackend>(
         12,
     )?;
     Ok(())
+}
+
+/// A time-axis label at `t` seconds on an axis `span` seconds long with
+/// ticks at its quarters: minutes from ten minutes up, and as many
+/// decimals as make neighbouring ticks differ (a 2 s run: 0.5 s apart;
+/// ten minutes: 2.5 min apart).
+fn tick_label(t: f64, span: f64) -> String {
+    let (v, unit, step) = if span >= 600.0 {
+        (t / 60.0, "min", span / 240.0)
+    } else {
+        (t, "s", span / 4.0)
+    };
+    let whole = (step - step.round()).abs() < 1e-9;
+    let decimals = if step >= 10.0 || (step >= 1.0 && whole) {
+        0
+    } else if step >= 0.1 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_ticks_differ_from_their_neighbours() {
+        let ticks = |span: f64| -> Vec<String> {
+            (0..=4)
+                .map(|i| tick_label(span * f64::from(i) / 4.0, span))
+                .collect()
+        };
+        assert_eq!(ticks(2.0), ["0.0 s", "0.5 s", "1.0 s", "1.5 s", "2.0 s"]);
+        assert_eq!(
+            ticks(0.2),
+            ["0.00 s", "0.05 s", "0.10 s", "0.15 s", "0.20 s"]
+        );
+        assert_eq!(ticks(60.0), ["0 s", "15 s", "30 s", "45 s", "60 s"]);
+        assert_eq!(
+            ticks(3600.0),
+            ["0 min", "15 min", "30 min", "45 min", "60 min"]
+        );
+        assert_eq!(ticks(600.0)[1], "2.5 min");
+    }
 }
