@@ -166,12 +166,14 @@ fn gather(path: &Path, max_bins: usize) -> Result<Binned, PlotError> {
     })?;
     let avg = |s: f64, n: u32| (n > 0).then(|| (s / f64::from(n)) as f32);
     let sc = rec.sidecar.as_ref();
+    let covered = span + rec.sidecar.as_ref().map_or(0.0, |s| s.interval_s);
     let title = format!(
-        "{} · {} CPUs · {:.0} s{}",
+        "{} · {} CPUs · {}{}",
         path.file_name()
             .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
         cpus.len(),
-        span + rec.sidecar.as_ref().map_or(0.0, |s| s.interval_s),
+        // labelled as the end tick of an axis that long would be
+        tick_label(covered, covered * 4.0),
         sc.and_then(|s| s.facts.model.clone())
             .map_or(String::new(), |m| format!(" · {m}"))
     );
