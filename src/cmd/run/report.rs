@@ -427,6 +427,19 @@ impl Accumulator {
     }
 }
 
+/// A traced span in the unit that shows it: 41.03 ms, 18.2 µs, 640 ns
+/// (a few microseconds printed as "0.00 ms" read as nothing at all).
+fn duration(ns: u64) -> String {
+    // from 999.95 µs on, a tenth of a microsecond would round to 1000.0
+    if ns >= 999_950 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else if ns >= 1_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
 fn opt(v: Option<f64>, d: usize) -> String {
     v.map_or_else(|| "?".to_string(), |x| format!("{x:.d$}"))
 }
@@ -534,11 +547,12 @@ impl RunReport {
                     .take(5)
                     .map(|i| {
                         format!(
-                            "{}[{}] {:.2} ms in {} slices",
+                            "{}[{}] {} in {} slice{}",
                             i.comm,
                             i.pid,
-                            i.ns as f64 / 1e6,
-                            i.slices
+                            duration(i.ns),
+                            i.slices,
+                            if i.slices == 1 { "" } else { "s" }
                         )
                     })
                     .collect();
@@ -551,9 +565,9 @@ impl RunReport {
                     .take(6)
                     .map(|(k, n, ns, cnt, max)| {
                         format!(
-                            "{k} {n} {:.2} ms in {cnt} (longest {:.1} µs)",
-                            *ns as f64 / 1e6,
-                            *max as f64 / 1e3
+                            "{k} {n} {} in {cnt} (longest {})",
+                            duration(*ns),
+                            duration(*max)
                         )
                     })
                     .collect();
@@ -578,5 +592,22 @@ impl RunReport {
             }
         }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn spans_take_the_unit_that_shows_them() {
+        assert_eq!(duration(41_030_000), "41.03 ms");
+        assert_eq!(duration(1_000_000), "1.00 ms");
+        assert_eq!(duration(999_999), "1.00 ms");
+        assert_eq!(duration(999_949), "999.9 µs");
+        assert_eq!(duration(18_240), "18.2 µs");
+        assert_eq!(duration(1_000), "1.0 µs");
+        assert_eq!(duration(640), "640 ns");
+        assert_eq!(duration(0), "0 ns");
     }
 }
