@@ -125,7 +125,17 @@ fn groups(m: &Machine, cpus: &[u32]) -> Vec<(Option<u32>, Vec<Vec<u32>>)> {
 pub fn layout(m: &Machine, cpus: &[u32], width: u16, height: u16) -> Grid {
     let groups = groups(m, cpus);
     let labelled = groups.len() > 1 || groups.first().is_some_and(|g| g.0.is_some());
-    let label_w = if labelled { LABEL_W } else { 0 };
+    // a space, the longest label ("pkg 15"), a space
+    let label_w = if labelled {
+        let longest = groups
+            .iter()
+            .map(|g| g.0.map_or(5, |p| 4 + p.to_string().len()))
+            .max()
+            .unwrap_or(5);
+        LABEL_W.max(longest as u16 + 2)
+    } else {
+        0
+    };
     let room = width.saturating_sub(label_w).max(1);
     let place = |gap: u16| -> Grid {
         let mut g = Grid {
@@ -531,6 +541,19 @@ mod tests {
         assert_eq!(g.cells[33], (33, 1, 1));
         let g = layout(&m, &m.online, 32, 8);
         assert_eq!(g.rows, 4, "with gaps 16 cells a row");
+    }
+
+    #[test]
+    fn two_digit_packages_keep_a_space_before_their_cells() {
+        // 16 packages of one CPU each: "pkg 15" is six wide, a space each side
+        let topo: Vec<_> = (0..16).map(|c| (c, Some(c), Vec::new())).collect();
+        let m = machine(&topo);
+        let g = layout(&m, &m.online, 40, 20);
+        assert_eq!(g.labels[15], (15, "pkg 15".into()));
+        assert!(g.cells.iter().all(|c| c.1 == 8), "{:?}", g.cells);
+        // up to pkg 9 the label stays seven wide
+        let g = layout(&m, &m.online[..10], 40, 20);
+        assert!(g.cells.iter().all(|c| c.1 == 7), "{:?}", g.cells);
     }
 
     #[test]
