@@ -167,6 +167,8 @@ fn hw_reason(p: &Probe, event: PerfEvent) -> String {
     );
     match &p.msr {
         Ok(()) => format!("{perf}; the CPU has no such MSR"),
+        // one cause for both (a foreign tree) is said once
+        Err(e) if *e == perf => perf,
         Err(e) => format!("{perf}; {e}"),
     }
 }

@@ -92,6 +92,22 @@ fn snapshot_of_a_foreign_tree_has_no_perf_count_nor_this_clock() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["snapshot"]["csw"], serde_json::json!({}));
     assert_eq!(v["snapshot"]["time"]["mono_ns"], 0);
+    // the tree was read now: its wall time is this machine's, not 1970
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let wall = v["snapshot"]["time"]["wall_ns"].as_u64().unwrap();
+    assert!(now.abs_diff(wall) < 60_000_000_000, "{wall} vs {now}");
+    // one cause for perf and the MSRs is said once
+    let freq = v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["metric"] == "Frequency")
+        .unwrap();
+    let note = freq["note"].as_str().unwrap_or_default();
+    assert_eq!(note.matches("boot_id").count(), 1, "{note}");
     assert!(
         v["probe"]["msr"]["Err"]
             .as_str()

@@ -138,6 +138,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         a.cpus.as_ref().map(|c| c.0.clone()),
         config,
     );
+    state.foreign = matches!(tree, crate::cmd::Tree::Foreign(_));
     let ctl = control.clone();
     let mut wiring = Wiring {
         feed: rx,

@@ -191,6 +191,10 @@ pub struct Captured {
     pub probe: Probe,
     /// Joules per count of perf energy events.
     pub energy_scale: BTreeMap<String, f64>,
+    /// Whether the wall clock is this machine's now (a foreign tree is read
+    /// now, so that is when its figures were seen) while the monotonic one
+    /// stands still (no rate between two reads of it).
+    pub wall_now: bool,
 }
 
 impl Captured {
@@ -238,6 +242,7 @@ impl Captured {
             msr,
             probe: pf.probe,
             energy_scale: pf.energy_scale,
+            wall_now: false,
         })
     }
 }
@@ -254,6 +259,11 @@ fn optional(path: &Path, cap: usize) -> Result<Option<String>, String> {
 
 impl Hardware for Captured {
     fn now(&mut self) -> Stamp {
+        if self.wall_now {
+            self.stamp.wall_ns = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+        }
         self.stamp
     }
 
@@ -284,6 +294,7 @@ impl Captured {
                 msr: Err(why.to_string()),
                 ..Probe::default()
             },
+            wall_now: true,
             ..Captured::default()
         }
     }

@@ -281,6 +281,14 @@ fn availability(s: &State, room: usize) -> Line<'static> {
             ALWAYS,
         )
     }];
+    if s.foreign {
+        pieces.push(Piece::or_short(
+            "another machine's tree: no live counters, no rates",
+            "foreign tree",
+            t.warn(),
+            ALWAYS,
+        ));
+    }
     if s.latest.is_none() && !s.statuses.is_empty() {
         pieces.push(Piece::new("first interval pending", t.dim(), 3));
     }

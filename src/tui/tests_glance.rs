@@ -355,3 +355,22 @@ fn page_keys_in_the_help_scroll_it_and_end_then_up_moves_at_once() {
     assert_eq!(s.help_scroll, 0);
     assert!(draw(&s, 80, 24).contains("rows 1–"));
 }
+
+#[test]
+fn a_foreign_tree_says_so_in_the_header_at_any_width() {
+    let mut s = vm();
+    s.foreign = true;
+    let wide = draw(&s, 160, 50);
+    let third = wide.lines().nth(2).unwrap();
+    assert!(
+        third.contains("another machine's tree: no live counters, no rates"),
+        "{wide}"
+    );
+    let narrow = draw(&s, 80, 24);
+    assert!(
+        narrow.lines().nth(2).unwrap().contains("foreign tree"),
+        "{narrow}"
+    );
+    s.foreign = false;
+    assert!(!draw(&s, 160, 50).contains("another machine's tree"));
+}
