@@ -138,7 +138,9 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         a.cpus.as_ref().map(|c| c.0.clone()),
         config,
     );
-    state.foreign = matches!(tree, crate::cmd::Tree::Foreign(_));
+    if let crate::cmd::Tree::Foreign(why) = &tree {
+        state.foreign = Some(why.clone());
+    }
     let ctl = control.clone();
     let mut wiring = Wiring {
         feed: rx,

@@ -281,7 +281,7 @@ fn availability(s: &State, room: usize) -> Line<'static> {
             ALWAYS,
         )
     }];
-    if s.foreign {
+    if s.foreign.is_some() {
         pieces.push(Piece::or_short(
             "another machine's tree: no live counters, no rates",
             "foreign tree",

@@ -276,6 +276,13 @@ pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
     if s.statuses.is_empty() {
         lines.push(Line::styled(" no snapshot yet", t.dim()));
     }
+    // a foreign tree's one cause is said once, on top, not in every metric
+    if let Some(why) = &s.foreign {
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {}", left("tree", 22)), t.title()),
+            Span::styled(why.clone(), t.warn()),
+        ]));
+    }
     for st in &s.statuses {
         let name = Span::styled(format!(" {}", left(st.metric.label(), 22)), t.title());
         let mut spans = vec![name];
@@ -284,6 +291,10 @@ pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
             _ => spans.push(Span::styled("unavailable", t.warn())),
         }
         if let Some(n) = &st.note {
+            let n = match &s.foreign {
+                Some(why) => n.replace(why.as_str(), "not this machine's tree (above)"),
+                None => n.clone(),
+            };
             spans.push(Span::styled(format!(" — {n}"), t.dim()));
         }
         lines.push(Line::from(spans));

@@ -186,9 +186,9 @@ pub struct State {
     pub config: NoiseConfig,
     /// What the other sinks said with the last sample (a recorder's file).
     pub notes: Vec<String>,
-    /// The tree under `--root` is not this machine's live kernel: no live
-    /// counter is read for it and one instant has no rates.
-    pub foreign: bool,
+    /// Why the tree under `--root` is not this machine's live kernel (no
+    /// live counter is read for it and one instant has no rates).
+    pub foreign: Option<String>,
     /// The last word on who-ran attribution: the traced CPUs, or why none.
     pub trace_status: Option<String>,
     /// Every finding of the session.
@@ -261,7 +261,7 @@ impl State {
             trace: None,
             config: NoiseConfig::default(),
             notes: Vec::new(),
-            foreign: false,
+            foreign: None,
             trace_status: None,
             log: FindingLog::default(),
             history: History::default(),

@@ -359,7 +359,7 @@ fn page_keys_in_the_help_scroll_it_and_end_then_up_moves_at_once() {
 #[test]
 fn a_foreign_tree_says_so_in_the_header_at_any_width() {
     let mut s = vm();
-    s.foreign = true;
+    s.foreign = Some("its boot_id differs".into());
     let wide = draw(&s, 160, 50);
     let third = wide.lines().nth(2).unwrap();
     assert!(
@@ -371,6 +371,6 @@ fn a_foreign_tree_says_so_in_the_header_at_any_width() {
         narrow.lines().nth(2).unwrap().contains("foreign tree"),
         "{narrow}"
     );
-    s.foreign = false;
+    s.foreign = None;
     assert!(!draw(&s, 160, 50).contains("another machine's tree"));
 }
