@@ -1509,7 +1509,7 @@ impl Layout {
         )?;
         t.put("noisetop/perf", &perf::write_table(&self.perf_counts(ms)))?;
         t.put("noisetop/msr", &msr::write_table(&self.msr_reads(ms)))?;
-        let file = ProbeFile {
+        let file = crate::source::capture::ProbeFile {
             probe: self.probe(),
             energy_scale: std::collections::BTreeMap::new(),
         };
@@ -1700,13 +1700,6 @@ impl Layout {
 /// reading valid (bit 31), resolution 1 °C (bits 30:27), readout 22:16.
 fn therm(temp: u64) -> u64 {
     0x8800_0000 | ((100 - temp.min(100)) << 16)
-}
-
-/// The shape of `noisetop/probe.json`.
-#[derive(Serialize)]
-struct ProbeFile {
-    probe: Probe,
-    energy_scale: std::collections::BTreeMap<String, f64>,
 }
 
 #[cfg(test)]

@@ -86,11 +86,13 @@ pub fn instants(root: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(dirs.into_iter().map(|(_, p)| p).collect())
 }
 
-/// What a capture stores about the probes.
+/// What a capture stores about the probes (`noisetop/probe.json`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct ProbeFile {
-    probe: Probe,
-    energy_scale: BTreeMap<String, f64>,
+pub struct ProbeFile {
+    /// What the probes found.
+    pub probe: Probe,
+    /// Joules per count of each perf energy event.
+    pub energy_scale: BTreeMap<String, f64>,
 }
 
 /// Wraps live hardware and records everything it returns, per instant.
