@@ -9,10 +9,10 @@ use ratatui::text::{Line, Span};
 /// A piece that is never dropped.
 pub const ALWAYS: u8 = u8::MAX;
 
-/// One piece of a line, in its forms from widest to narrowest.
+/// One piece of a line, in its forms from widest to narrowest; a form is
+/// one or more styled spans.
 pub struct Piece {
-    forms: Vec<String>,
-    style: Style,
+    forms: Vec<Vec<Span<'static>>>,
     /// Pieces with the lowest value shorten and go first.
     keep: u8,
 }
@@ -20,11 +20,7 @@ pub struct Piece {
 impl Piece {
     /// A piece with one form.
     pub fn new(text: impl Into<String>, style: Style, keep: u8) -> Piece {
-        Piece {
-            forms: vec![text.into()],
-            style,
-            keep,
-        }
+        Piece::forms(vec![vec![Span::styled(text.into(), style)]], keep)
     }
 
     /// A piece with a long and a short form.
@@ -34,11 +30,22 @@ impl Piece {
         style: Style,
         keep: u8,
     ) -> Piece {
-        Piece {
-            forms: vec![long.into(), short.into()],
-            style,
+        Piece::forms(
+            vec![
+                vec![Span::styled(long.into(), style)],
+                vec![Span::styled(short.into(), style)],
+            ],
             keep,
-        }
+        )
+    }
+
+    /// A piece whose forms are made of several styled spans.
+    pub fn forms(forms: Vec<Vec<Span<'static>>>, keep: u8) -> Piece {
+        Piece { forms, keep }
+    }
+
+    fn width(&self, form: usize) -> usize {
+        self.forms[form].iter().map(Span::width).sum()
     }
 }
 
@@ -56,7 +63,7 @@ pub fn fit(lead: &str, pieces: Vec<Piece>, sep: &Span<'static>, room: usize) -> 
         let shown: Vec<usize> = pieces
             .iter()
             .zip(form)
-            .filter_map(|(p, f)| f.map(|f| width(&p.forms[f])))
+            .filter_map(|(p, f)| f.map(|f| p.width(f)))
             .collect();
         width(lead)
             + shown.iter().sum::<usize>()
@@ -84,8 +91,7 @@ pub fn fit(lead: &str, pieces: Vec<Piece>, sep: &Span<'static>, room: usize) -> 
         if spans.len() > 1 {
             spans.push(sep.clone());
         }
-        let text = p.forms.into_iter().nth(f).unwrap_or_default();
-        spans.push(Span::styled(text, p.style));
+        spans.extend(p.forms.into_iter().nth(f).unwrap_or_default());
     }
     Line::from(spans)
 }

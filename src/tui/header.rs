@@ -274,10 +274,24 @@ fn availability(s: &State, room: usize) -> Line<'static> {
     } else if missing.is_empty() {
         Piece::new("every metric is available", t.good(), ALWAYS)
     } else {
-        Piece::or_short(
-            format!("unavailable: {}  (u: why)", missing.join(" · ")),
-            format!("{} metrics unavailable (u: why)", missing.len()),
-            t.warn(),
+        Piece::forms(
+            vec![
+                vec![
+                    Span::styled("unavailable: ", t.warn()),
+                    Span::raw(missing.join(" · ")),
+                    Span::styled("  (u: why)", t.dim()),
+                ],
+                vec![
+                    Span::styled(
+                        match missing.len() {
+                            1 => "1 metric unavailable".to_string(),
+                            n => format!("{n} metrics unavailable"),
+                        },
+                        t.warn(),
+                    ),
+                    Span::styled(" (u: why)", t.dim()),
+                ],
+            ],
             ALWAYS,
         )
     }];
