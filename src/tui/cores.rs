@@ -250,7 +250,8 @@ fn cpu_cell(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
 
 /// The noise column: what disturbed the CPU — the labels of its findings
 /// of WARN and up, then the causes of its verdict — coloured by severity;
-/// blank for a quiet CPU ("quiet" on a watched one), `?` when unknown.
+/// blank for a quiet CPU ("quiet" on a watched one), `·` when unknown
+/// (the screen's one glyph for it; `u` says why).
 /// Machine-wide settings stay out of the rows: a blank cell means quiet.
 fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
     let mut labels: Vec<(String, Style)> = ctx
@@ -286,7 +287,7 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
             Some(VerdictState::Quiet) if ctx.s.is_watched(cpu) => {
                 out.push(Span::styled("quiet", ctx.t.good()));
             }
-            Some(VerdictState::Unknown) => out.push(Span::styled("?", ctx.t.dim())),
+            Some(VerdictState::Unknown) => out.push(Span::styled(fmt::UNKNOWN, ctx.t.dim())),
             _ => {}
         }
     }

@@ -374,3 +374,32 @@ fn a_foreign_tree_says_so_in_the_header_at_any_width() {
     s.foreign = None;
     assert!(!draw(&s, 160, 50).contains("another machine's tree"));
 }
+
+#[test]
+fn an_unknown_verdict_reads_as_the_one_unknown_glyph_in_the_noise_column() {
+    // the EPYC dump has no /proc/interrupts, /proc/stat or perf: no CPU
+    // can be judged, and each row's noise cell says so with `·`
+    let Some(tree) = capture("util-linux-epyc7451-2s-96cpu") else {
+        return;
+    };
+    let mut s = real(&tree);
+    s.view = View::Cores;
+    assert!(
+        s.verdicts
+            .iter()
+            .all(|v| v.state == crate::noise::VerdictState::Unknown)
+    );
+    let text = draw(&s, 160, 50);
+    // lines come quoted: "│    0 … ·   │"
+    let rows: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_matches('"'))
+        .filter(|l| l.starts_with("│    0 ") || l.starts_with("│    1 "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for r in rows {
+        let cell = r.trim_end_matches('│').trim_end();
+        assert!(cell.ends_with(" ·"), "{r}");
+        assert!(!r.contains('?'), "{r}");
+    }
+}
