@@ -3,8 +3,8 @@
 //! to `sleep`), and the time noisetop traced it running is within 5 % of
 //! what its own /proc/PID/schedstat says over the same span; the dashboard
 //! watching CPU 1 names a background loop beside the loop that owns the
-//! CPU (its longest runner); on an idle CPU neither noisetop nor its command
-//! is blamed and the verdict agrees with the run's own list. Needs root (perf tracepoints),
+//! CPU (its longest runner); a run on an idle CPU is called quiet, never blames
+//! noisetop or its command, and its verdict agrees with the run's own list. Needs root (perf tracepoints),
 //! tracefs and two CPUs; skipped with the reason otherwise.
 
 use std::process::{Child, Command, Stdio};
@@ -146,10 +146,12 @@ fn run_names_a_busy_loop_and_its_time_matches_schedstat() {
     );
 }
 
-/// `run --json` on CPU 1, with noisetop's own pid.
-fn run_json_with_pid(cpu: &str, secs: &str) -> (u32, serde_json::Value) {
+/// `run --json` on CPU 1 with `extra` options; noisetop's own pid too.
+fn run_json_with_pid(extra: &[&str], secs: &str) -> (u32, serde_json::Value) {
     let child = Command::new(env!("CARGO_BIN_EXE_noisetop"))
-        .args(["run", "--cpus", cpu, "--json", "--", "sleep", secs])
+        .args(["run", "--cpus", "1", "--json"])
+        .args(extra)
+        .args(["--", "sleep", secs])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -164,16 +166,58 @@ fn run_json_with_pid(cpu: &str, secs: &str) -> (u32, serde_json::Value) {
     (pid, serde_json::from_slice(&out.stdout).unwrap())
 }
 
-/// What noisetop controls on an idle CPU, whatever else the machine runs:
-/// neither noisetop nor its command is ever called an intruder; "quiet"
-/// means no other task took half a per cent of the run (the watched limit);
-/// "noisy: TASK[PID] ran …" names a task that the run's own list shows on
-/// the CPU. Whether the CPU *is* quiet is the machine's business (an
-/// unbound kworker flushing the build's writes is real noise), so the test
-/// asks for one quiet run of three only to check the quiet case, and says
-/// so when it saw none.
+/// Checks what noisetop controls in one idle run, whatever else the
+/// machine runs: neither noisetop nor its command is called an intruder;
+/// "quiet" has no other task over `limit_pct` of the run; "noisy: TASK[PID]
+/// ran …" names a task in the run's own list. Returns the verdict.
+fn honest_idle_run(extra: &[&str], limit_pct: f64) -> String {
+    let (me, v) = run_json_with_pid(extra, "1");
+    let owner = v["pid"].as_u64().unwrap();
+    let cpu = &v["per_cpu"][0];
+    let traced = cpu["traced_ns"].as_u64().unwrap();
+    assert!(traced > 700_000_000, "{v}");
+    let intruders = cpu["intruders"].as_array().unwrap();
+    for i in intruders {
+        let pid = i["pid"].as_u64().unwrap();
+        assert_ne!(pid, u64::from(me), "noisetop ran on its watched CPU: {v}");
+        assert_ne!(pid, owner, "the command is its own intruder: {v}");
+    }
+    let verdict = v["verdict"].as_str().unwrap().to_string();
+    if verdict == "quiet" {
+        for i in intruders {
+            let pct = 100.0 * i["ns"].as_u64().unwrap() as f64 / traced as f64;
+            assert!(pct <= limit_pct, "{i} took {pct:.2} %: {v}");
+        }
+    } else if let Some(rest) = verdict.strip_prefix("noisy: ") {
+        // a task cause reads "comm[pid] ran …"; other causes are
+        // interrupts, steal or ticks, checked by the unit tests
+        if let Some((who, _)) = rest.split_once(" ran ") {
+            let (comm, pid) = who.trim_end_matches(']').rsplit_once('[').unwrap();
+            let pid: u64 = pid.parse().unwrap();
+            assert!(
+                intruders
+                    .iter()
+                    .any(|i| i["pid"] == pid && i["comm"] == comm),
+                "{verdict} is not in the run's list: {v}"
+            );
+        }
+    } else {
+        panic!("a traced run is quiet or noisy: {verdict}");
+    }
+    verdict
+}
+
+/// A run on an idle CPU is called quiet. With the default limits a
+/// watched CPU is quiet when no other task takes half a per cent (5 ms a
+/// second) of it; on this kind of VM the kernel's own threads often take
+/// more (kworker/1:0 300 ms, kcompactd0 335 ms, rcu_preempt 7–33 ms in a
+/// second, seen while the machine settles after a build), and noisetop
+/// rightly says so. So: three tries with the defaults, each checked for
+/// honesty; if none was quiet, limits sized for a VM's background
+/// (`--config`, 60 % for other tasks and interrupts), under which an idle
+/// CPU must be called quiet in one of three runs.
 #[test]
-fn an_idle_run_blames_neither_noisetop_nor_its_command_and_its_verdict_agrees_with_its_evidence() {
+fn a_run_on_an_idle_cpu_is_called_quiet_and_its_verdict_agrees_with_its_evidence() {
     if let Some(why) = skip_reason() {
         eprintln!("{why}: skipped");
         return;
@@ -181,43 +225,29 @@ fn an_idle_run_blames_neither_noisetop_nor_its_command_and_its_verdict_agrees_wi
     let _cpu1 = cpu1();
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let (me, v) = run_json_with_pid("1", "2");
-        let owner = v["pid"].as_u64().unwrap();
-        let cpu = &v["per_cpu"][0];
-        let traced = cpu["traced_ns"].as_u64().unwrap();
-        assert!(traced > 1_500_000_000, "{v}");
-        let intruders = cpu["intruders"].as_array().unwrap();
-        for i in intruders {
-            let pid = i["pid"].as_u64().unwrap();
-            assert_ne!(pid, u64::from(me), "noisetop ran on its watched CPU: {v}");
-            assert_ne!(pid, owner, "the command is its own intruder: {v}");
-        }
-        let verdict = v["verdict"].as_str().unwrap().to_string();
+        let verdict = honest_idle_run(&[], 0.5);
         if verdict == "quiet" {
-            for i in intruders {
-                assert!(i["ns"].as_u64().unwrap() * 200 < traced, "{i}: {v}");
-            }
             return;
-        }
-        if let Some(rest) = verdict.strip_prefix("noisy: ") {
-            // a task cause reads "comm[pid] ran …"; other causes are
-            // interrupts, steal or ticks, checked by the unit tests
-            if let Some((who, _)) = rest.split_once(" ran ") {
-                let (comm, pid) = who.trim_end_matches(']').rsplit_once('[').unwrap();
-                let pid: u64 = pid.parse().unwrap();
-                assert!(
-                    intruders
-                        .iter()
-                        .any(|i| i["pid"] == pid && i["comm"] == comm),
-                    "{verdict} is not in the run's list: {v}"
-                );
-            }
-        } else {
-            panic!("a verdict is quiet, noisy or unknown with a reason: {verdict}");
         }
         seen.push(verdict);
     }
-    eprintln!("CPU 1 was busy with other work in all three runs: {seen:#?}");
+    eprintln!("with the default limits CPU 1 was disturbed in three runs: {seen:#?}");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("vm.toml");
+    std::fs::write(
+        &config,
+        "[watched]\nintruder-pct = 60.0\nstolen-pct = 60.0\nsteal-pct = 60.0\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    for _ in 0..3 {
+        let verdict = honest_idle_run(&["--config", config], 60.0);
+        if verdict == "quiet" {
+            return;
+        }
+        seen.push(verdict);
+    }
+    panic!("an idle CPU was never called quiet, even with a VM's limits: {seen:#?}");
 }
 
 #[test]
