@@ -210,7 +210,7 @@ fn honest_idle_run(extra: &[&str], limit_pct: f64) -> String {
 /// A run on an idle CPU is called quiet. With the default limits a
 /// watched CPU is quiet when no other task takes half a per cent (5 ms a
 /// second) of it; on this kind of VM the kernel's own threads often take
-/// more (kworker/1:0 300 ms, kcompactd0 335 ms, rcu_preempt 7–33 ms in a
+/// more (`kworker/1:0` 300 ms, `kcompactd0` 335 ms, `rcu_preempt` 7–33 ms in a
 /// second, seen while the machine settles after a build), and noisetop
 /// rightly says so. So: three tries with the defaults, each checked for
 /// honesty; if none was quiet, limits sized for a VM's background
