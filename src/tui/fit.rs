@@ -86,11 +86,13 @@ pub fn fit(lead: &str, pieces: Vec<Piece>, sep: &Span<'static>, room: usize) -> 
         }
     }
     let mut spans = vec![Span::raw(lead.to_string())];
+    let mut first = true;
     for (p, f) in pieces.into_iter().zip(form) {
         let Some(f) = f else { continue };
-        if spans.len() > 1 {
+        if !first {
             spans.push(sep.clone());
         }
+        first = false;
         spans.extend(p.forms.into_iter().nth(f).unwrap_or_default());
     }
     Line::from(spans)
@@ -132,5 +134,39 @@ mod tests {
         assert_eq!(line(30), " iso 2-5 │ STALE");
         assert_eq!(line(15), " STALE");
         assert_eq!(line(2), " STALE", "ALWAYS stays, cut by the screen");
+    }
+
+    #[test]
+    fn a_piece_of_several_spans_is_measured_and_separated_whole() {
+        let warn = Style::new().fg(ratatui::style::Color::Yellow);
+        let pieces = || {
+            vec![
+                Piece::forms(
+                    vec![
+                        vec![
+                            Span::styled("unavailable: ", warn),
+                            Span::raw("SMI · power"),
+                            Span::raw("  (u: why)"),
+                        ],
+                        vec![Span::styled("2 metrics unavailable", warn)],
+                    ],
+                    ALWAYS,
+                ),
+                Piece::new("end of capture", Style::new(), ALWAYS),
+            ]
+        };
+        let l = fit(" ", pieces(), &Span::raw(" │ "), 80);
+        assert_eq!(
+            l.to_string(),
+            " unavailable: SMI · power  (u: why) │ end of capture"
+        );
+        assert_eq!(l.spans[1].style, warn, "each span keeps its style");
+        assert_eq!(l.spans[2].style, Style::new());
+        // 52 columns in full: one fewer takes the short form
+        assert_eq!(l.width(), 52);
+        assert_eq!(
+            fit(" ", pieces(), &Span::raw(" │ "), 51).to_string(),
+            " 2 metrics unavailable │ end of capture"
+        );
     }
 }
