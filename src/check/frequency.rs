@@ -148,9 +148,7 @@ pub(super) fn turbo(f: &CheckFacts, s: &Scope) -> RuleResult {
         } else {
             what.to_string()
         };
-        let mut u = RuleResult::unknown(ID, TITLE, why);
-        u.evidence = r.evidence;
-        return u;
+        return r.unknown_because(why);
     }
     if on {
         r.status = Status::Warn;

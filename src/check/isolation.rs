@@ -179,15 +179,7 @@ pub(super) fn smt_siblings(f: &CheckFacts, s: &Scope) -> RuleResult {
                 r.status = Status::Warn;
                 r.fix("echo off > /sys/devices/system/cpu/smt/control")
             }
-            None => {
-                let mut u = RuleResult::unknown(
-                    ID,
-                    TITLE,
-                    "no cpuN/topology/thread_siblings_list and no smt/active",
-                );
-                u.evidence = r.evidence;
-                u
-            }
+            None => r.unknown_because("no cpuN/topology/thread_siblings_list and no smt/active"),
         };
     }
     let shared: Vec<&(u32, Vec<u32>)> = known.iter().filter(|(_, o)| !o.is_empty()).collect();

@@ -89,6 +89,15 @@ impl RuleResult {
         r
     }
 
+    /// The rule could not judge after all: UNKNOWN with `reason`, keeping
+    /// the evidence read so far (and no fix).
+    fn unknown_because(mut self, reason: impl Into<String>) -> Self {
+        self.status = Status::Unknown;
+        self.reason = Some(reason.into());
+        self.fix.clear();
+        self
+    }
+
     fn evidence(mut self, line: impl Into<String>) -> Self {
         self.evidence.push(line.into());
         self

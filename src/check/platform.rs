@@ -40,13 +40,7 @@ pub(super) fn on_battery(f: &CheckFacts) -> RuleResult {
     }
     if chargers.is_empty() {
         if battery {
-            let mut u = RuleResult::unknown(
-                ID,
-                TITLE,
-                "a battery but no Mains supply with an online file",
-            );
-            u.evidence = r.evidence;
-            return u;
+            return r.unknown_because("a battery but no Mains supply with an online file");
         }
         return r;
     }
@@ -79,13 +73,7 @@ pub(super) fn vm(f: &CheckFacts) -> RuleResult {
         return r.evidence("steal time expected: watch the steal column");
     }
     if !has_cpuinfo && f.dmi.is_err() {
-        let mut u = RuleResult::unknown(
-            ID,
-            TITLE,
-            "no /proc/cpuinfo and no /sys/class/dmi/id/sys_vendor",
-        );
-        u.evidence = r.evidence;
-        return u;
+        return r.unknown_because("no /proc/cpuinfo and no /sys/class/dmi/id/sys_vendor");
     }
     r
 }
