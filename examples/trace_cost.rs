@@ -49,14 +49,11 @@ fn interrupts(cpu: u32) -> [u64; 4] {
     out
 }
 
+#[path = "../tests/common/schedstat.rs"]
+mod schedstat;
+
 fn own_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/self/schedstat")
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    schedstat::run_ns("self")
 }
 
 struct Rates {

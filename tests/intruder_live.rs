@@ -11,6 +11,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+#[path = "common/schedstat.rs"]
+mod schedstat;
+#[path = "common/tmux.rs"]
+mod tmux;
+use tmux::Tmux;
+
 /// The tests share CPU 1: one at a time, or one's busy loop is another's intruder.
 static CPU1: Mutex<()> = Mutex::new(());
 
@@ -76,15 +82,9 @@ impl Spinner {
         self.0.id()
     }
 
-    /// Its time on a CPU so far, ns (the first field of schedstat).
+    /// Its time on a CPU so far, ns.
     fn run_ns(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/schedstat", self.pid()))
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
+        schedstat::run_ns(self.pid())
     }
 }
 
@@ -257,54 +257,18 @@ fn the_dashboard_watching_cpu_1_names_the_busy_loop() {
         return;
     }
     let _cpu1 = cpu1();
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("tmux absent: skipped (.ci/run installs it)");
-        return;
-    }
     // the benchmark owns CPU 1 (it runs longest); a background loop at
     // nice 19 takes a few per cent of it: that one is the intruder
     let _bench = Spinner::start();
     let spin = Spinner::start_niced();
-    let socket = format!("noisetop-intruder-{}", std::process::id());
-    let tmux = |args: &[&str]| {
-        Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap()
-    };
     let cmd = format!("{} --watch 1", env!("CARGO_BIN_EXE_noisetop"));
-    assert!(
-        tmux(&[
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "50",
-            "-s",
-            "t",
-            &cmd
-        ])
-        .status
-        .success()
-    );
+    let Some(t) = Tmux::start("intruder", &cmd) else {
+        return;
+    };
     let want = format!("sh[{}]", spin.pid());
-    let deadline = Instant::now() + Duration::from_secs(8);
-    let mut screen = String::new();
-    while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(500));
-        screen =
-            String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned();
-        if screen.contains(&want) {
-            break;
-        }
-    }
-    let _ = tmux(&["send-keys", "-t", "t", "q"]);
+    t.wait_for(&[&want, "intruder"]);
+    t.keys(&["q"]);
     std::thread::sleep(Duration::from_millis(300));
-    let _ = tmux(&["kill-server"]);
-    assert!(screen.contains(&want), "{want} not on screen:\n{screen}");
-    assert!(screen.contains("intruder"), "{screen}");
 }
 
 #[test]

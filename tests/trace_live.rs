@@ -52,16 +52,9 @@ fn spawn_on_cpu1(args: &[&str]) -> Kill {
     Kill(child)
 }
 
-/// `sum_exec_runtime` of a task, ns (first field of /proc/PID/schedstat).
-fn run_ns(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
+#[path = "common/schedstat.rs"]
+mod schedstat;
+use schedstat::run_ns;
 
 /// Idle time of a CPU from /proc/stat, in `USER_HZ` ticks.
 fn idle_ticks(cpu: u32) -> u64 {

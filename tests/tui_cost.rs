@@ -8,8 +8,11 @@
 //! (`NOISETOP_COST_SECS` shortens or lengthens the window).
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
+
+#[path = "common/tmux.rs"]
+mod tmux;
+use tmux::Tmux;
 
 /// Target: at most half a percent of one CPU.
 const MAX_CPU_PCT: f64 = 0.5;
@@ -65,44 +68,20 @@ fn threads(pid: &str) -> usize {
 #[test]
 #[ignore = "takes a minute: cargo test --release --test tui_cost -- --ignored --nocapture"]
 fn live_dashboard_cost_over_a_minute_at_one_second() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("tmux absent: skipped");
-        return;
-    }
     let secs: u64 = std::env::var("NOISETOP_COST_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let socket = format!("noisetop-cost-{}", std::process::id());
     let cmd = format!(
         "sh -c 'echo $$ > {}; exec {} --interval 1s'",
         pidfile.display(),
         env!("CARGO_BIN_EXE_noisetop")
     );
-    let tmux = |args: &[&str]| {
-        Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap()
+    let Some(t) = Tmux::start("cost", &cmd) else {
+        return;
     };
-    assert!(
-        tmux(&[
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "50",
-            "-s",
-            "t",
-            &cmd
-        ])
-        .status
-        .success()
-    );
     let wait = Instant::now();
     while !Path::new(&pidfile).exists() && wait.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(50));
@@ -117,11 +96,10 @@ fn live_dashboard_cost_over_a_minute_at_one_second() {
     std::thread::sleep(Duration::from_secs(secs));
     let (t1, w1, k1) = (Instant::now(), switches(&pid), cpu_ticks(&pid));
     let n_threads = threads(&pid);
-    let screen =
-        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned();
-    let _ = tmux(&["send-keys", "-t", "t", "q"]);
+    let screen = t.screen();
+    t.keys(&["q"]);
     std::thread::sleep(Duration::from_millis(300));
-    let _ = tmux(&["kill-server"]);
+    drop(t);
     let wall = (t1 - t0).as_secs_f64();
     let cpu_s = (k1 - k0) as f64 / USER_HZ;
     let pct = 100.0 * cpu_s / wall;
