@@ -68,32 +68,20 @@ fn bench(c: &mut Criterion) {
     let watched = [2, 3, 4, 5];
     let trace = traced(2);
     let mut g = c.benchmark_group("judge");
-    g.bench_function("256_cpus_4_watched", |b| {
-        b.iter(|| {
-            black_box(noise::judge(
-                black_box(&iv),
-                &Context {
-                    machine: &machine,
-                    watched: &watched,
-                    config: &config,
-                    trace: None,
-                },
-            ))
+    for (name, trace) in [
+        ("256_cpus_4_watched", None),
+        ("256_cpus_4_watched_1_traced", Some(&trace)),
+    ] {
+        let cx = Context {
+            machine: &machine,
+            watched: &watched,
+            config: &config,
+            trace,
+        };
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(noise::judge(black_box(&iv), &cx)));
         });
-    });
-    g.bench_function("256_cpus_4_watched_1_traced", |b| {
-        b.iter(|| {
-            black_box(noise::judge(
-                black_box(&iv),
-                &Context {
-                    machine: &machine,
-                    watched: &watched,
-                    config: &config,
-                    trace: Some(&trace),
-                },
-            ))
-        });
-    });
+    }
     g.finish();
 }
 
