@@ -427,6 +427,14 @@ impl Accumulator {
     }
 }
 
+/// Writes `  label: a, b, c` when there is anything to list.
+fn list(o: &mut String, label: &str, items: impl Iterator<Item = String>) {
+    let items: Vec<String> = items.collect();
+    if !items.is_empty() {
+        let _ = writeln!(o, "  {label}: {}", items.join(", "));
+    }
+}
+
 /// A traced span in the unit that shows it: 41.03 ms, 18.2 µs, 640 ns
 /// (a few microseconds printed as "0.00 ms" read as nothing at all).
 fn duration(ns: u64) -> String {
@@ -523,10 +531,10 @@ impl RunReport {
             };
             let _ = writeln!(o, "  interrupts: {}", src(&c.interrupts));
             let _ = writeln!(o, "  softirqs: {}", src(&c.softirqs));
-            let states: Vec<String> = c
-                .cstates
-                .iter()
-                .map(|s| {
+            list(
+                &mut o,
+                "C-states",
+                c.cstates.iter().map(|s| {
                     format!(
                         "{} {:.1} % {:.0} entries (exit {} µs)",
                         s.name,
@@ -535,44 +543,33 @@ impl RunReport {
                         s.latency_us
                             .map_or_else(|| "?".to_string(), |l| l.to_string())
                     )
-                })
-                .collect();
-            if !states.is_empty() {
-                let _ = writeln!(o, "  C-states: {}", states.join(", "));
-            }
-            if !c.intruders.is_empty() {
-                let t: Vec<String> = c
-                    .intruders
-                    .iter()
-                    .take(5)
-                    .map(|i| {
-                        format!(
-                            "{}[{}] {} in {} slice{}",
-                            i.comm,
-                            i.pid,
-                            duration(i.ns),
-                            i.slices,
-                            if i.slices == 1 { "" } else { "s" }
-                        )
-                    })
-                    .collect();
-                let _ = writeln!(o, "  other tasks on the CPU: {}", t.join(", "));
-            }
-            if !c.stolen.is_empty() {
-                let t: Vec<String> = c
-                    .stolen
-                    .iter()
-                    .take(6)
-                    .map(|(k, n, ns, cnt, max)| {
-                        format!(
-                            "{k} {n} {} in {cnt} (longest {})",
-                            duration(*ns),
-                            duration(*max)
-                        )
-                    })
-                    .collect();
-                let _ = writeln!(o, "  time taken by interrupts: {}", t.join(", "));
-            }
+                }),
+            );
+            list(
+                &mut o,
+                "other tasks on the CPU",
+                c.intruders.iter().take(5).map(|i| {
+                    format!(
+                        "{}[{}] {} in {} slice{}",
+                        i.comm,
+                        i.pid,
+                        duration(i.ns),
+                        i.slices,
+                        if i.slices == 1 { "" } else { "s" }
+                    )
+                }),
+            );
+            list(
+                &mut o,
+                "time taken by interrupts",
+                c.stolen.iter().take(6).map(|(k, n, ns, cnt, max)| {
+                    format!(
+                        "{k} {n} {} in {cnt} (longest {})",
+                        duration(*ns),
+                        duration(*max)
+                    )
+                }),
+            );
         }
         if !self.findings.is_empty() {
             let _ = writeln!(o, "\nfindings:");
