@@ -55,6 +55,17 @@ impl View {
         View::Cstates,
         View::Findings,
     ];
+
+    /// Every view: the tabs and the detail.
+    #[cfg(test)]
+    pub const ALL: [View; 6] = [
+        View::Cores,
+        View::Overview,
+        View::Interrupts,
+        View::Cstates,
+        View::Findings,
+        View::Detail,
+    ];
 }
 
 /// The order of the CPU rows.

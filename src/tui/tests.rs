@@ -225,14 +225,7 @@ fn header_of_the_vm_lists_its_unavailable_metrics() {
 fn every_view_renders_at_any_size_without_panicking() {
     let states = [laptop(), server(), vm()];
     for s in &states {
-        for v in [
-            View::Cores,
-            View::Overview,
-            View::Interrupts,
-            View::Cstates,
-            View::Findings,
-            View::Detail,
-        ] {
+        for v in View::ALL {
             for (w, h) in [
                 (1, 1),
                 (10, 3),
@@ -259,14 +252,7 @@ fn every_view_renders_at_any_size_without_panicking() {
         Duration::from_secs(1),
         Theme { color: true },
     );
-    for v in [
-        View::Cores,
-        View::Overview,
-        View::Interrupts,
-        View::Cstates,
-        View::Findings,
-        View::Detail,
-    ] {
+    for v in View::ALL {
         draw(&view(empty.clone(), v), 80, 24);
     }
 }
@@ -274,14 +260,7 @@ fn every_view_renders_at_any_size_without_panicking() {
 #[test]
 fn no_color_draws_no_colour_at_all() {
     let s = played(Flavor::IntelLaptop, 8, &[2, 3], false);
-    for v in [
-        View::Cores,
-        View::Overview,
-        View::Interrupts,
-        View::Cstates,
-        View::Findings,
-        View::Detail,
-    ] {
+    for v in View::ALL {
         let t = draw(&view(s.clone(), v), 160, 50);
         let coloured = t
             .backend()

@@ -177,14 +177,7 @@ fn arrows_move_in_the_grid_and_enter_opens_the_detail() {
 #[test]
 fn every_view_keeps_help_view_and_watch_in_the_footer_at_80x24() {
     let s = server();
-    for v in [
-        View::Cores,
-        View::Overview,
-        View::Interrupts,
-        View::Cstates,
-        View::Findings,
-        View::Detail,
-    ] {
+    for v in View::ALL {
         let mut x = s.clone();
         x.view = v;
         let text = draw(&x, 80, 24);
