@@ -43,8 +43,10 @@ fn traced(cpu: u32) -> Traced {
                     max_ns: 2_000,
                 })
                 .collect(),
+            unseen_ns: 0,
         }],
         lost: 0,
+        idle_hidden: false,
     }
 }
 

@@ -87,20 +87,7 @@ fn window(seconds: u64, mut tracer: Option<&mut Tracer>) -> Rates {
         if let Some(t) = tracer.as_deref_mut() {
             let w = t.drain();
             lost += w.lost;
-            records += w
-                .cpus
-                .iter()
-                .flat_map(|c| {
-                    c.sources
-                        .iter()
-                        .filter(|s| s.task.is_none())
-                        .map(|s| 2 * s.count)
-                })
-                .sum::<u64>()
-                + w.cpus
-                    .iter()
-                    .flat_map(|c| c.tasks.iter().map(|t| t.slices))
-                    .sum::<u64>();
+            records += w.cpus.iter().map(|c| c.records).sum::<u64>();
         }
     }
     let secs = start.elapsed().as_secs_f64();

@@ -201,21 +201,30 @@ fn honest_idle_run(extra: &[&str], limit_pct: f64) -> String {
                 "{verdict} is not in the run's list: {v}"
             );
         }
+    } else if verdict.starts_with("unknown: ") {
+        // only where a switch the kernel did not show hid who ran
+        assert!(
+            cpu["unknown_intervals"].as_u64().unwrap() > 0
+                && cpu["unseen_ns"].as_u64().unwrap() > 0,
+            "{v}"
+        );
+        assert!(verdict.contains("the kernel gave perf no events"), "{v}");
     } else {
-        panic!("a traced run is quiet or noisy: {verdict}");
+        panic!("a traced run is quiet, noisy or unknown: {verdict}");
     }
     verdict
 }
 
 /// A run on an idle CPU is called quiet. With the default limits a
 /// watched CPU is quiet when no other task takes half a per cent (5 ms a
-/// second) of it; on this kind of VM the kernel's own threads often take
-/// more (`kworker/1:0` 300 ms, `kcompactd0` 335 ms, `rcu_preempt` 7–33 ms in a
-/// second, seen while the machine settles after a build), and noisetop
-/// rightly says so. So: three tries with the defaults, each checked for
-/// honesty; if none was quiet, limits sized for a VM's background
-/// (`--config`, 60 % for other tasks and interrupts), under which an idle
-/// CPU must be called quiet in one of three runs.
+/// second) of it; on this kind of VM the kernel's own threads sometimes take
+/// more (a writeback `kworker/u8:1` 18 ms in a second), or a task whose
+/// events the kernel keeps from perf leaves ~50 ms unseen (unknown), and
+/// noisetop rightly says so: 7 of 10 one-second runs were quiet. So: three
+/// tries with the defaults, each checked for honesty; if none was quiet,
+/// limits sized for a VM's background (`--config`, 60 % for other tasks
+/// and interrupts), under which an idle CPU must be called quiet in one of
+/// three runs.
 #[test]
 fn a_run_on_an_idle_cpu_is_called_quiet_and_its_verdict_agrees_with_its_evidence() {
     if let Some(why) = skip_reason() {

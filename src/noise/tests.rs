@@ -584,8 +584,10 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
                 },
             ],
             stolen: Vec::new(),
+            unseen_ns: 0,
         }],
         lost: 0,
+        idle_hidden: false,
     };
     let j = judge_all(
         &interval(vec![rates(0), r1, rates(2), rates(3)]),
@@ -672,8 +674,10 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
                     max_ns: 9_000,
                 },
             ],
+            unseen_ns: 0,
         }],
         lost: 0,
+        idle_hidden: false,
     };
     let mut r2 = rates(2);
     r2.softirq_per_s = Some(5000.0);
@@ -702,4 +706,41 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
     small.cpus[0].stolen[0].ns = 5_000_000;
     let j = judge_all(&iv, &m, &[2], Some(&small));
     assert_eq!(j.verdict(2).unwrap().text(), "quiet");
+}
+
+#[test]
+fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
+    let m = machine(4);
+    let trace = |unseen_ns| Traced {
+        cpus: vec![TracedCpu {
+            cpu: 1,
+            window_ns: 1_000_000_000,
+            owner: Some(traced_task("bench", 4000, false)),
+            intruders: Vec::new(),
+            stolen: Vec::new(),
+            unseen_ns,
+        }],
+        lost: 0,
+        idle_hidden: true,
+    };
+    let iv = interval(vec![rates(0), rates(1), rates(2), rates(3)]);
+    // 30 ms of 1 s (3 %) against the watched 0.5 % for other tasks
+    let j = judge_all(&iv, &m, &[1], Some(&trace(30_000_000)));
+    assert_eq!(
+        j.verdict(1).unwrap().text(),
+        "unknown: who ran for 30.0 ms (3.0 %) is not known: the kernel gave perf no events of a \
+         task that ran then"
+    );
+    // 4 ms (0.4 %) is within what another task may take
+    let j = judge_all(&iv, &m, &[1], Some(&trace(4_000_000)));
+    assert_eq!(j.verdict(1).unwrap().text(), "quiet");
+    // a cause makes it noisy whatever else is unknown
+    let mut r1 = rates(1);
+    r1.time = Some(TimeSplit {
+        steal: Some(40.0),
+        ..TimeSplit::default()
+    });
+    let iv = interval(vec![rates(0), r1, rates(2), rates(3)]);
+    let j = judge_all(&iv, &m, &[1], Some(&trace(30_000_000)));
+    assert_eq!(j.verdict(1).unwrap().state, VerdictState::Noisy);
 }

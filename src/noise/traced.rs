@@ -59,6 +59,10 @@ pub struct TracedCpu {
     pub intruders: Vec<Intruder>,
     /// Interrupt sources, costliest first.
     pub stolen: Vec<StolenBy>,
+    /// Time around a switch the kernel did not show, ns: another task ran
+    /// for some of it (one whose events perf does not get), how long is
+    /// not known.
+    pub unseen_ns: u64,
 }
 
 /// Every traced CPU of an interval, and what could not be traced.
@@ -68,6 +72,9 @@ pub struct Traced {
     pub cpus: Vec<TracedCpu>,
     /// Records the kernel dropped (ring full): figures are then low.
     pub lost: u64,
+    /// The kernel gives perf no events of the idle task: an interrupt that
+    /// hit an idle CPU is counted as idle.
+    pub idle_hidden: bool,
 }
 
 impl Traced {

@@ -183,12 +183,13 @@ pub fn verdicts(iv: &Interval, cx: &Context<'_>) -> Vec<CpuVerdict> {
                     let rb = b.value / b.limit.max(f64::MIN_POSITIVE);
                     rb.total_cmp(&ra).then(a.class.cmp(&b.class))
                 });
-                let state = if causes.is_empty() {
-                    VerdictState::Quiet
+                if !causes.is_empty() {
+                    (VerdictState::Noisy, causes, None)
+                } else if let Some(why) = unseen_reason(cx, r.cpu, limits) {
+                    (VerdictState::Unknown, causes, Some(why))
                 } else {
-                    VerdictState::Noisy
-                };
-                (state, causes, None)
+                    (VerdictState::Quiet, causes, None)
+                }
             };
             CpuVerdict {
                 cpu: r.cpu,
@@ -199,6 +200,18 @@ pub fn verdicts(iv: &Interval, cx: &Context<'_>) -> Vec<CpuVerdict> {
             }
         })
         .collect()
+}
+
+/// Why a traced CPU with no cause cannot be called quiet: the time around
+/// switches the kernel did not show is more than another task may take.
+fn unseen_reason(cx: &Context<'_>, cpu: u32, l: &Limits) -> Option<String> {
+    let t = cx.trace?.cpu(cpu)?;
+    let pct = t.pct(t.unseen_ns).filter(|p| *p > l.intruder_pct)?;
+    Some(format!(
+        "who ran for {:.1} ms ({pct:.1} %) is not known: the kernel gave perf no events of a \
+         task that ran then",
+        t.unseen_ns as f64 / 1e6
+    ))
 }
 
 /// Adds a cause when `value` passes `limit`; the label (which may search

@@ -107,6 +107,9 @@ pub struct Driver<H: Hardware> {
     trace_missing: Option<String>,
     /// What the last sample said of tracing, to say it again only when it changes.
     trace_said: Option<String>,
+    /// A window showed that the kernel gives perf no events of the idle
+    /// task (said in the status from then on).
+    idle_hidden: bool,
     online: Vec<u32>,
 }
 
@@ -130,6 +133,7 @@ impl<H: Hardware> Driver<H> {
             tracer: None,
             trace_missing: None,
             trace_said: None,
+            idle_hidden: false,
             online,
         }
     }
@@ -189,8 +193,14 @@ impl<H: Hardware> Driver<H> {
         match (&self.tracer, &self.trace_missing) {
             (_, Some(why)) => format!("who ran: not traced: {why}"),
             (Some(t), None) if !t.cpus().is_empty() => format!(
-                "who ran: tracepoints on CPU {} (sched_switch, irq, softirq, vectors)",
-                crate::collect::cpulist::format(&t.cpus())
+                "who ran: tracepoints on CPU {} (sched_switch, irq, softirq, vectors){}",
+                crate::collect::cpulist::format(&t.cpus()),
+                if self.idle_hidden {
+                    "; this kernel gives perf no events of the idle task: interrupts on an \
+                     idle CPU count as idle"
+                } else {
+                    ""
+                }
             ),
             (Some(_), None) => "who ran: tracepoints on the watched CPUs (none watched)".into(),
             (None, None) => "who ran: not traced (no tracer)".into(),
@@ -219,6 +229,7 @@ impl<H: Hardware> Driver<H> {
                 trace: trace.as_ref(),
             },
         );
+        self.idle_hidden |= trace.as_ref().is_some_and(|t| t.idle_hidden);
         let mut notes = Vec::new();
         let said = self.trace_status();
         if self.trace_said.as_ref() != Some(&said) {
@@ -257,3 +268,6 @@ pub fn feed_sinks(sinks: &mut [Box<dyn Sink>], s: &mut Sample) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -205,6 +205,7 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         owner: c.owner.as_ref().map(|o| task(o, proc)),
         intruders,
         stolen,
+        unseen_ns: c.unseen_ns,
     }
 }
 
@@ -213,5 +214,6 @@ pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
     Traced {
         cpus: w.cpus.iter().map(|c| cpu(c, proc)).collect(),
         lost: w.lost,
+        idle_hidden: w.cpus.iter().any(|c| c.idle_exits_hidden > 0),
     }
 }

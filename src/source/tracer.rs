@@ -6,7 +6,9 @@
 //! `PERF_EVENT_IOC_SET_OUTPUT`, so one ring holds the CPU's events in the
 //! order they were written, and `common_type` in each payload tells them
 //! apart. Timestamps are `CLOCK_MONOTONIC` so a window ends at a time read
-//! here.
+//! here. The `sched_switch` event also asks for perf's switch records: some
+//! kernels give perf no samples from the idle task, and there the record
+//! written as a task switches in is the only sign that the CPU left idle.
 //!
 //! The rings are read only when the caller calls [`Tracer::drain`], from its
 //! own CPU: reading a perf ring is plain memory access, no system call and no
@@ -23,13 +25,14 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use perf_event::data::Record as DataRecord;
+use perf_event::data::parse::Parser;
+use perf_event::data::{Record as DataRecord, RecordMetadata, SwitchCpuWide, Visitor};
 use perf_event::events::Tracepoint as PerfTracepoint;
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
 use crate::sys::monotonic_ns;
 use crate::trace::account::{CpuAccount, TraceSession, TraceWindow};
-use crate::trace::decode::{Decoder, RawSample, Tracepoint};
+use crate::trace::decode::{Decoded, Decoder, Event, RawSample, Tracepoint};
 use crate::trace::procinfo;
 
 /// Bytes of ring buffer per watched CPU (a power of two). A sample is about
@@ -58,8 +61,51 @@ struct CpuRing {
     account: CpuAccount,
     /// Raw payloads of this drain and those held back for the next one.
     arena: Vec<u8>,
-    /// `(time, pid, tid, start, len)` into `arena`.
-    entries: Vec<(u64, u32, u32, u32, u32)>,
+    /// This drain's records and those held back, in `arena`'s terms.
+    entries: Vec<Entry>,
+}
+
+/// One record read from a ring.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    time: u64,
+    pid: u32,
+    tid: u32,
+    what: What,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum What {
+    /// A tracepoint sample whose payload is `arena[start..start + len]`.
+    Raw { start: u32, len: u32 },
+    /// perf's switch record: the CPU switched from `prev_tid` into `tid`.
+    SwitchIn { prev_tid: u32 },
+}
+
+use perf_event_open_sys::bindings::{
+    PERF_RECORD_MISC_SWITCH_OUT, PERF_RECORD_SWITCH_CPU_WIDE, perf_event_header,
+};
+
+/// Reads a switch-into record: `(time, pid, tid, prev_tid)`. A switch-out
+/// record repeats what `sched_switch` says and is passed over.
+struct SwitchInOf;
+
+impl Visitor<'_> for SwitchInOf {
+    type Output = Option<(u64, u32, u32, u32)>;
+
+    fn visit_unimplemented(self, _: RecordMetadata) -> Self::Output {
+        None
+    }
+
+    fn visit_switch_cpu_wide(self, r: SwitchCpuWide, m: RecordMetadata) -> Self::Output {
+        // perf names the other task of the switch: for a switch in, the
+        // one switched away from
+        let SwitchCpuWide::In { tid: prev_tid, .. } = r else {
+            return None;
+        };
+        let id = m.sample_id();
+        Some((id.time()?, id.pid()?, id.tid()?, prev_tid))
+    }
 }
 
 /// Samples the scheduler and interrupt tracepoints of some CPUs.
@@ -127,9 +173,14 @@ fn set_output(event: &Counter, target: &Counter) -> io::Result<()> {
     }
 }
 
-fn builder(id: u64, cpu: u32) -> Builder<'static> {
+/// `lead`: the event that owns the ring also writes perf's switch records
+/// (with their time and task), which show a switch out of idle on kernels
+/// that give no samples from the idle task.
+fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
     let mut b = Builder::new(PerfTracepoint::with_id(id));
     b.one_cpu(cpu as usize)
+        .context_switch(lead)
+        .sample_id_all(lead)
         .any_pid()
         .include_kernel()
         .sample_period(1)
@@ -169,7 +220,7 @@ impl Tracer {
         let mut notes = Vec::new();
         for &cpu in cpus {
             let (_, lead_name, lead_id) = &ids[0];
-            let counter = builder(*lead_id, cpu)
+            let counter = builder(*lead_id, cpu, true)
                 .build()
                 .map_err(|e| open_error(&e, lead_name, cpu))?;
             let mut sampler = counter.sampled(RING_BYTES).map_err(|e| {
@@ -182,7 +233,7 @@ impl Tracer {
             let mut others = Vec::with_capacity(ids.len() - 1);
             let mut skip_exit = false;
             for (tp, name, id) in &ids[1..] {
-                let opened = builder(*id, cpu)
+                let opened = builder(*id, cpu, false)
                     .build()
                     .map_err(|e| open_error(&e, name, cpu))
                     .and_then(|c| {
@@ -292,7 +343,32 @@ impl Tracer {
 fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
     let mut lost = 0;
     let held = ring.entries.len();
+    let config = ring.sampler.as_counter().config().clone();
     while let Some(rec) = ring.sampler.next_record() {
+        if rec.ty() == PERF_RECORD_SWITCH_CPU_WIDE {
+            // a switch out repeats what sched_switch said
+            if u32::from(rec.misc()) & PERF_RECORD_MISC_SWITCH_OUT != 0 {
+                continue;
+            }
+            let header = perf_event_header {
+                type_: rec.ty(),
+                misc: rec.misc(),
+                size: u16::try_from(rec.len() + 8).unwrap_or(u16::MAX),
+            };
+            let bytes = rec.to_contiguous();
+            let mut parser = Parser::new(bytes.as_ref(), config.clone());
+            match parser.parse_record_with_header(SwitchInOf, header) {
+                Ok(Some((time, pid, tid, prev_tid))) => ring.entries.push(Entry {
+                    time,
+                    pid,
+                    tid,
+                    what: What::SwitchIn { prev_tid },
+                }),
+                Ok(None) => {}
+                Err(_) => ring.account.add_unmatched(1),
+            }
+            continue;
+        }
         match rec.parse_record() {
             Ok(DataRecord::Sample(s)) => {
                 let (Some(time), Some(raw)) = (s.time(), s.raw()) else {
@@ -301,13 +377,15 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
                 };
                 let start = ring.arena.len() as u32;
                 ring.arena.extend_from_slice(raw);
-                ring.entries.push((
+                ring.entries.push(Entry {
                     time,
-                    s.pid().unwrap_or(0),
-                    s.tid().unwrap_or(0),
-                    start,
-                    raw.len() as u32,
-                ));
+                    pid: s.pid().unwrap_or(0),
+                    tid: s.tid().unwrap_or(0),
+                    what: What::Raw {
+                        start,
+                        len: raw.len() as u32,
+                    },
+                });
             }
             Ok(DataRecord::Lost(l)) => lost += l.lost,
             Ok(_) => {}
@@ -319,29 +397,41 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
     // Records of one CPU are written in time order except where a handler
     // interrupted the writing of another; a stable sort of a nearly sorted
     // list is cheap.
-    ring.entries.sort_by_key(|e| e.0);
-    let split = ring.entries.partition_point(|e| e.0 <= now);
-    for &(time, pid, tid, start, len) in &ring.entries[..split] {
-        let raw = &ring.arena[start as usize..(start + len) as usize];
-        let sample = RawSample {
-            time,
-            cpu: ring.cpu,
-            pid,
-            tid,
-            raw,
+    ring.entries.sort_by_key(|e| e.time);
+    let split = ring.entries.partition_point(|e| e.time <= now);
+    for e in &ring.entries[..split] {
+        let event = match e.what {
+            What::Raw { start, len } => decoder.decode(&RawSample {
+                time: e.time,
+                cpu: ring.cpu,
+                pid: e.pid,
+                tid: e.tid,
+                raw: &ring.arena[start as usize..(start + len) as usize],
+            }),
+            What::SwitchIn { prev_tid } => Ok(Decoded {
+                time: e.time,
+                cpu: ring.cpu,
+                pid: e.pid,
+                tid: e.tid,
+                event: Event::SwitchIn { prev_tid },
+            }),
         };
-        match decoder.decode(&sample) {
-            Ok(e) => ring.account.event(&e),
+        match event {
+            Ok(ev) => ring.account.event(&ev),
             Err(_) => ring.account.add_unmatched(1),
         }
     }
     // Keep what was written after `now` for the next window.
     let mut arena = Vec::new();
     let mut kept = Vec::new();
-    for &(time, pid, tid, start, len) in &ring.entries[split..] {
-        let s = arena.len() as u32;
-        arena.extend_from_slice(&ring.arena[start as usize..(start + len) as usize]);
-        kept.push((time, pid, tid, s, len));
+    for e in &ring.entries[split..] {
+        let mut e = *e;
+        if let What::Raw { start, len } = e.what {
+            let s = arena.len() as u32;
+            arena.extend_from_slice(&ring.arena[start as usize..(start + len) as usize]);
+            e.what = What::Raw { start: s, len };
+        }
+        kept.push(e);
     }
     ring.arena.clear();
     ring.arena.extend_from_slice(&arena);

@@ -4,7 +4,14 @@
 //! whatever was running in between: the innermost open interrupt handler if
 //! any (so an IRQ inside a softirq counts for the IRQ only, never twice), else
 //! the current task. Task times are therefore exclusive of interrupt time,
-//! and the tasks and sources of a window add up to the window.
+//! and the tasks, sources and unknown time of a window add up to the window.
+//!
+//! A switch shows as the `sched_switch` tracepoint (in the task leaving) and
+//! as perf's switch-in record (in the task arriving). Where the kernel gives
+//! perf no events of some task (the idle task, on some kernels), one of the
+//! two still shows the switch. Where neither does, the next event names
+//! another task than the current one: the time since the last event is then
+//! unknown, given to neither.
 //!
 //! The owner of the CPU is the caller's set of pids (matched against thread
 //! group and thread ids) or, when none is given, the task that ran longest in
@@ -105,20 +112,29 @@ pub struct CpuTrace {
     pub owner_ns: u64,
     /// Time idle (tid 0) ran, ns.
     pub idle_ns: u64,
-    /// Time before the first event, when what ran is not known, ns.
+    /// Time no record accounts for, ns: before the first event, and
+    /// [`unseen_ns`](Self::unseen_ns).
     pub unknown_ns: u64,
+    /// Of `unknown_ns`, the time around a switch the kernel did not show:
+    /// a task whose events perf did not get ran for some of it, and which
+    /// part is not known. Given to neither task rather than guessed.
+    pub unseen_ns: u64,
     /// Every task that ran, longest first, idle included.
     pub tasks: Vec<TaskTime>,
     /// Every interruption source and every task other than owner and idle,
     /// most time first.
     pub sources: Vec<Stolen>,
-    /// Sample records read in the window.
+    /// Records read in the window: tracepoint samples and switch-in records.
     pub records: u64,
     /// Records the kernel dropped (ring full) in the window.
     pub lost: u64,
     /// Records that could not be decoded or did not match (an exit without
     /// its entry), a sign of lost records.
     pub unmatched: u64,
+    /// Switches out of idle that only perf's switch record showed: the
+    /// kernel gives perf no samples from the idle task, so an interrupt that
+    /// hit this CPU while it idled is counted as idle time.
+    pub idle_exits_hidden: u64,
 }
 
 impl CpuTrace {
@@ -194,9 +210,11 @@ pub struct CpuAccount {
     sources: HashMap<Source, SrcAcc>,
     interrupted: HashMap<(Source, u32), u64>,
     unknown_ns: u64,
+    unseen_ns: u64,
     records: u64,
     lost: u64,
     unmatched: u64,
+    idle_exits_hidden: u64,
     last_tgid: (u32, u32),
 }
 
@@ -220,9 +238,11 @@ impl CpuAccount {
             sources: HashMap::default(),
             interrupted: HashMap::default(),
             unknown_ns: 0,
+            unseen_ns: 0,
             records: 0,
             lost: 0,
             unmatched: 0,
+            idle_exits_hidden: 0,
             last_tgid: (u32::MAX, u32::MAX),
         }
     }
@@ -264,6 +284,14 @@ impl CpuAccount {
         } else {
             self.unknown_ns += dt;
         }
+    }
+
+    /// Gives the time since the last event to nobody.
+    fn unseen(&mut self, t: u64) {
+        let dt = t.saturating_sub(self.last);
+        self.last = self.last.max(t);
+        self.unknown_ns += dt;
+        self.unseen_ns += dt;
     }
 
     fn settle_frame(&mut self, f: &mut Frame) {
@@ -344,7 +372,13 @@ impl CpuAccount {
         // The task the event fired in: a switch names it in its payload; a
         // sample of a task already gone says tid -1 and names nobody.
         let who = match e.event {
-            Event::Switch { prev_tid, .. } => Some(prev_tid),
+            // the sched_switch tracepoint already showed this switch (it
+            // fires first, before the switch is done)
+            Event::SwitchIn { .. } if self.current.is_some_and(|c| c.tid == e.tid) => {
+                self.advance(e.time);
+                return;
+            }
+            Event::Switch { prev_tid, .. } | Event::SwitchIn { prev_tid } => Some(prev_tid),
             _ => (e.tid != u32::MAX).then_some(e.tid),
         };
         if e.tid != u32::MAX && (e.tid != 0 || e.pid != 0) && self.last_tgid != (e.tid, e.pid) {
@@ -373,8 +407,11 @@ impl CpuAccount {
                 }
             }
             (Some(c), Some(tid)) if c.tid != tid => {
-                // A switch was lost: the sampled task is the current one.
-                self.advance(e.time);
+                // A switch was not seen (lost, or in a task the kernel gives
+                // perf no events of): since the last event, `c` ran and then
+                // `tid` did, the split unknown. The sampled task is the
+                // current one from here.
+                self.unseen(e.time);
                 self.unmatched += 1;
                 self.end_all_frames();
                 self.begin_slice(tid);
@@ -411,6 +448,13 @@ impl CpuAccount {
             Event::SoftirqExit { vec } => self.pop(Source::Softirq(vec)),
             Event::VectorEntry(v) => self.push(Source::Vector(v)),
             Event::VectorExit(v) => self.pop(Source::Vector(v)),
+            Event::SwitchIn { prev_tid } => {
+                if prev_tid == 0 {
+                    self.idle_exits_hidden += 1;
+                }
+                self.end_all_frames();
+                self.begin_slice(e.tid);
+            }
             Event::Fork {
                 parent_tid,
                 child_tid,
@@ -555,11 +599,13 @@ impl CpuAccount {
             owner_ns,
             idle_ns,
             unknown_ns: self.unknown_ns,
+            unseen_ns: self.unseen_ns,
             tasks,
             sources,
             records: self.records,
             lost: self.lost,
             unmatched: self.unmatched,
+            idle_exits_hidden: self.idle_exits_hidden,
         };
 
         self.start = end.max(self.start);
@@ -568,9 +614,11 @@ impl CpuAccount {
         self.sources.clear();
         self.interrupted.clear();
         self.unknown_ns = 0;
+        self.unseen_ns = 0;
         self.records = 0;
         self.lost = 0;
         self.unmatched = 0;
+        self.idle_exits_hidden = 0;
         if let Some(c) = self.current {
             let acc = self.tasks.entry(c.tid).or_default();
             acc.slices = 1;
@@ -594,9 +642,11 @@ struct SessionCpu {
     start_ns: u64,
     window_ns: u64,
     unknown_ns: u64,
+    unseen_ns: u64,
     records: u64,
     lost: u64,
     unmatched: u64,
+    idle_exits_hidden: u64,
     owner_given: bool,
     tasks: HashMap<u32, TaskTime>,
     sources: HashMap<(SourceKind, String, Option<u32>), Stolen>,
@@ -632,9 +682,11 @@ impl TraceSession {
             let s = &mut self.cpus[i];
             s.window_ns += c.window_ns;
             s.unknown_ns += c.unknown_ns;
+            s.unseen_ns += c.unseen_ns;
             s.records += c.records;
             s.lost += c.lost;
             s.unmatched += c.unmatched;
+            s.idle_exits_hidden += c.idle_exits_hidden;
             s.owner_given = c.owner_given;
             for t in &c.tasks {
                 let e = s.tasks.entry(t.task.tid).or_insert_with(|| TaskTime {
@@ -707,11 +759,13 @@ impl TraceSession {
                     owner_ns: tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum(),
                     idle_ns: s.tasks.get(&0).map_or(0, |t| t.ns),
                     unknown_ns: s.unknown_ns,
+                    unseen_ns: s.unseen_ns,
                     tasks,
                     sources,
                     records: s.records,
                     lost: s.lost,
                     unmatched: s.unmatched,
+                    idle_exits_hidden: s.idle_exits_hidden,
                 }
             })
             .collect();
@@ -1009,12 +1063,14 @@ mod tests {
         a.add_lost(5);
         // Its entry was lost: not charged, counted.
         a.event(&ev(100, 10, Event::IrqExit { irq: 9 }));
-        // The switch to tid 11 was lost: the sample names the current task.
+        // The switch to tid 11 was lost: the sample names the current task,
+        // and since the last sign of tid 10 (at 100) who ran is not known.
         a.event(&ev(300, 11, Event::VectorEntry(Vector::LocalTimer)));
         a.event(&ev(310, 11, Event::VectorExit(Vector::LocalTimer)));
         let c = a.flush(1000);
         assert_eq!((c.lost, c.unmatched), (5, 2));
-        assert_eq!(task(&c, 10).ns, 300);
+        assert_eq!(task(&c, 10).ns, 100);
+        assert_eq!((c.unknown_ns, c.unseen_ns), (200, 200));
         assert_eq!(task(&c, 11).ns, 690);
         assert_eq!(source(&c, "local_timer").ns, 10);
         assert!(c.sources.iter().all(|s| s.irq != Some(9)));
@@ -1050,5 +1106,78 @@ mod tests {
         let c = a.flush(1000);
         assert_eq!((c.unknown_ns, c.tasks.len()), (200, 0));
         assert_eq!(source(&c, "local_timer").ns, 300);
+    }
+
+    fn switch_in(time: u64, tid: u32, prev_tid: u32) -> Decoded<'static> {
+        ev(time, tid, Event::SwitchIn { prev_tid })
+    }
+
+    /// Adds up to the window: tasks (idle included), sources, unknown.
+    fn accounted(c: &CpuTrace) -> u64 {
+        c.tasks.iter().map(|t| t.ns).sum::<u64>()
+            + c.sources
+                .iter()
+                .filter(|s| s.kind != SourceKind::Task)
+                .map(|s| s.ns)
+                .sum::<u64>()
+            + c.unknown_ns
+    }
+
+    #[test]
+    fn a_switch_out_of_idle_only_its_switch_record_shows_ends_idle_there() {
+        // A kernel that gives perf no samples from the idle task: the
+        // tracepoint shows tasks going idle, never leaving it.
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch_in(50, 20, 0));
+        a.event(&switch(100, ("kworker/1:2", 20), ("swapper/1", 0)));
+        a.event(&switch_in(400, 30, 0));
+        a.event(&switch(450, ("sshd", 30), ("swapper/1", 0)));
+        let c = a.flush(1000);
+        assert_eq!(task(&c, 20).ns, 50);
+        assert_eq!(task(&c, 30).ns, 50);
+        assert_eq!(task(&c, 30).slices, 1);
+        // idle from the start to 50, 100 to 400, 450 to the end
+        assert_eq!(c.idle_ns, 50 + 300 + 550);
+        assert_eq!((c.unmatched, c.unknown_ns, c.idle_exits_hidden), (0, 0, 2));
+        assert_eq!(accounted(&c), 1000);
+    }
+
+    #[test]
+    fn a_switch_record_after_the_tracepoint_of_the_same_switch_changes_nothing() {
+        // The tracepoint fires before the switch, perf's record after it.
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(100, ("swapper/1", 0), ("sshd", 30)));
+        a.event(&switch_in(101, 30, 0));
+        a.event(&switch(200, ("sshd", 30), ("swapper/1", 0)));
+        let c = a.flush(1000);
+        assert_eq!((task(&c, 30).ns, task(&c, 30).slices), (100, 1));
+        assert_eq!(c.idle_ns, 900);
+        assert_eq!((c.unmatched, c.unknown_ns, c.idle_exits_hidden), (0, 0, 0));
+    }
+
+    #[test]
+    fn time_around_a_switch_nobody_showed_is_unknown_not_given_to_a_task() {
+        // Task 75's own events never reach perf: it is seen switched in, and
+        // the next sign of life is a switch out of idle. It ran for some of
+        // 100..700 and idle for the rest; which part is not known.
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(100, ("kworker/1:2", 20), ("agent", 75)));
+        a.event(&switch_in(700, 20, 0));
+        a.event(&switch(710, ("kworker/1:2", 20), ("swapper/1", 0)));
+        let c = a.flush(1000);
+        assert_eq!(task(&c, 75).ns, 0);
+        assert_eq!(task(&c, 20).ns, 110);
+        assert_eq!(c.idle_ns, 290);
+        assert_eq!((c.unknown_ns, c.unseen_ns, c.unmatched), (600, 600, 1));
+        assert_eq!(accounted(&c), 1000);
+
+        // The other way: idle, then a record of a switch from a task never
+        // seen switched in.
+        a.event(&switch_in(1500, 20, 75));
+        a.event(&switch(1600, ("kworker/1:2", 20), ("swapper/1", 0)));
+        let c = a.flush(2000);
+        assert_eq!((c.unknown_ns, c.unseen_ns, c.unmatched), (500, 500, 1));
+        assert_eq!((task(&c, 20).ns, c.idle_ns), (100, 400));
+        assert_eq!(accounted(&c), 1000);
     }
 }

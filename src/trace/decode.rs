@@ -224,6 +224,11 @@ pub enum Event<'a> {
     /// Thread `parent_tid` forked `child_tid`: a benchmark's children are
     /// its own, not intruders.
     Fork { parent_tid: u32, child_tid: u32 },
+    /// The CPU switched from `prev_tid` into the task current when it fired.
+    /// Not a tracepoint: perf's own switch record, written in the context of
+    /// the task switched in. Some kernels give perf no samples from the idle
+    /// task, so a switch out of idle shows only here.
+    SwitchIn { prev_tid: u32 },
 }
 
 /// An event with the sample fields around it.

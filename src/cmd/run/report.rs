@@ -133,8 +133,13 @@ pub struct CpuRun {
     pub intruders: Vec<TaskTotal>,
     /// Time interrupts took (traced): (kind, name, ns, count, longest ns).
     pub stolen: Vec<(String, String, u64, u64, u64)>,
+    /// Of `traced_ns`, the time around switches the kernel did not show:
+    /// who ran then is not known.
+    pub unseen_ns: u64,
     /// Intervals this CPU was judged noisy, of all.
     pub noisy_intervals: u64,
+    /// Intervals whose verdict was unknown, of all.
+    pub unknown_intervals: u64,
     /// Intervals judged.
     pub intervals: u64,
 }
@@ -186,7 +191,11 @@ struct CpuAcc {
     traced_ns: u64,
     intruders: BTreeMap<(u32, String), TaskTotal>,
     stolen: BTreeMap<(String, String), (u64, u64, u64)>,
+    unseen_ns: u64,
     noisy: u64,
+    unknown: u64,
+    /// Why the last unknown interval was.
+    unknown_why: Option<String>,
     intervals: u64,
     /// (cause label, unit) → (intervals, worst value, another task).
     causes: BTreeMap<(String, &'static str), (u64, f64, bool)>,
@@ -261,6 +270,7 @@ impl Accumulator {
             add(&mut a.steal, r.time.and_then(|t| t.steal).map(|v| v * dt));
             if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
                 a.traced_ns += t.window_ns;
+                a.unseen_ns += t.unseen_ns;
                 for i in &t.intruders {
                     let e = a
                         .intruders
@@ -285,8 +295,13 @@ impl Accumulator {
             }
             if let Some(v) = s.judgement.verdict(r.cpu) {
                 a.intervals += 1;
-                if v.state == VerdictState::Noisy {
-                    a.noisy += 1;
+                match v.state {
+                    VerdictState::Noisy => a.noisy += 1,
+                    VerdictState::Unknown => {
+                        a.unknown += 1;
+                        a.unknown_why.clone_from(&v.reason);
+                    }
+                    VerdictState::Quiet => {}
                 }
                 for c in &v.causes {
                     let e = a.causes.entry((c.label.clone(), c.unit)).or_default();
@@ -317,8 +332,15 @@ impl Accumulator {
     /// The report: per CPU figures and a one-line verdict.
     pub fn report(self, facts: RunFacts) -> RunReport {
         let mut worst: Vec<(String, u64, u64)> = Vec::new();
+        let mut unknown: Vec<String> = Vec::new();
         let mut per_cpu = Vec::new();
         for (cpu, a) in self.cpus {
+            if let Some(why) = a.unknown_why.as_ref().filter(|_| a.unknown > 0) {
+                unknown.push(format!(
+                    "CPU {cpu} in {} of {} intervals: {why}",
+                    a.unknown, a.intervals
+                ));
+            }
             for ((label, unit), (n, v, task)) in &a.causes {
                 let value = if *unit == "%" {
                     format!("{v:.1} %")
@@ -388,9 +410,11 @@ impl Accumulator {
                 migrations: a.mig,
                 steal_pct: a.steal.map(|s| s / secs),
                 traced_ns: a.traced_ns,
+                unseen_ns: a.unseen_ns,
                 intruders,
                 stolen,
                 noisy_intervals: a.noisy,
+                unknown_intervals: a.unknown,
                 intervals: a.intervals,
             });
         }
@@ -399,6 +423,9 @@ impl Accumulator {
         let judged: u64 = per_cpu.iter().map(|c| c.intervals).sum();
         let verdict = if judged == 0 {
             "unknown: the command ended before the first interval".to_string()
+        } else if worst.is_empty() && !unknown.is_empty() {
+            // nothing went over a limit, but not everything could be seen
+            format!("unknown: {}", unknown.join("; "))
         } else if worst.is_empty() {
             "quiet".to_string()
         } else {
@@ -559,6 +586,14 @@ impl RunReport {
                     )
                 }),
             );
+            if c.unseen_ns > 0 {
+                let _ = writeln!(
+                    o,
+                    "  who ran is not known for {}: the kernel gave perf no events of a task \
+                     that ran then",
+                    duration(c.unseen_ns)
+                );
+            }
             list(
                 &mut o,
                 "time taken by interrupts",
@@ -594,7 +629,109 @@ impl RunReport {
 
 #[cfg(test)]
 mod tests {
-    use super::duration;
+    use std::time::Duration;
+
+    use super::{Accumulator, RunFacts, duration};
+    use crate::interval::{CpuRates, Interval};
+    use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, VerdictState};
+    use crate::pipeline::Sample;
+    use crate::snapshot::Stamp;
+
+    const WHY: &str = "who ran for 30.0 ms (3.0 %) is not known: the kernel gave perf no \
+                       events of a task that ran then";
+
+    /// One second of CPU 1 with `unseen_ns` not seen, judged `state`.
+    fn second(state: VerdictState, unseen_ns: u64) -> Sample {
+        Sample {
+            interval: Interval {
+                from: Stamp::default(),
+                to: Stamp::default(),
+                dt_s: 1.0,
+                freq_source: None,
+                cpus: vec![CpuRates {
+                    cpu: 1,
+                    ..CpuRates::default()
+                }],
+                pkgs: Vec::new(),
+                irqs: Vec::new(),
+                softirqs: Vec::new(),
+                gone: Vec::new(),
+            },
+            judgement: Judgement {
+                findings: Vec::new(),
+                verdicts: vec![CpuVerdict {
+                    cpu: 1,
+                    watched: true,
+                    state,
+                    causes: Vec::new(),
+                    reason: (state == VerdictState::Unknown).then(|| WHY.to_string()),
+                }],
+            },
+            watched: vec![1],
+            trace: Some(Traced {
+                cpus: vec![TracedCpu {
+                    cpu: 1,
+                    window_ns: 1_000_000_000,
+                    owner: None,
+                    intruders: Vec::new(),
+                    stolen: Vec::new(),
+                    unseen_ns,
+                }],
+                lost: 0,
+                idle_hidden: true,
+            }),
+            statuses: Vec::new(),
+            machine: None,
+            next_at: None,
+            took: Duration::ZERO,
+            position: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn facts() -> RunFacts {
+        RunFacts {
+            command: vec!["sleep".into(), "3".into()],
+            pid: 4000,
+            cpus: vec![1],
+            seconds: 3.0,
+            exit: Some(0),
+            signal: None,
+            command_switches: None,
+            command_migrations: None,
+            trace_missing: None,
+        }
+    }
+
+    #[test]
+    fn a_run_with_nothing_over_a_limit_but_time_unseen_is_unknown_not_quiet() {
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&second(VerdictState::Quiet, 0));
+        acc.add(&second(VerdictState::Unknown, 30_000_000));
+        acc.add(&second(VerdictState::Quiet, 2_000_000));
+        let r = acc.report(facts());
+        assert_eq!(
+            r.verdict,
+            format!("unknown: CPU 1 in 1 of 3 intervals: {WHY}")
+        );
+        assert_eq!(
+            (r.per_cpu[0].unseen_ns, r.per_cpu[0].unknown_intervals),
+            (32_000_000, 1)
+        );
+        assert!(
+            r.text().contains(
+                "  who ran is not known for 32.00 ms: the kernel gave perf no events of a task \
+                 that ran then\n"
+            ),
+            "{}",
+            r.text()
+        );
+
+        // with every interval seen well enough, quiet
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&second(VerdictState::Quiet, 2_000_000));
+        assert_eq!(acc.report(facts()).verdict, "quiet");
+    }
 
     #[test]
     fn spans_take_the_unit_that_shows_them() {

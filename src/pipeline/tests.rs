@@ -1,0 +1,67 @@
+//! The driver's word on tracing, over a tree with no files and a tracer
+//! that returns fixed windows.
+
+use super::{Driver, Step, TraceSource};
+use crate::engine::Engine;
+use crate::noise::Traced;
+use crate::sampler::Sampler;
+use crate::source::capture::Captured;
+use crate::source::fs::{Fs, Roots};
+
+/// Gives the same window every time.
+struct Fixed(Traced);
+
+impl TraceSource for Fixed {
+    fn drain(&mut self) -> Traced {
+        self.0.clone()
+    }
+    fn retarget(&mut self, _: &[u32]) -> Result<(), String> {
+        Ok(())
+    }
+    fn cpus(&self) -> Vec<u32> {
+        vec![1]
+    }
+}
+
+fn driver(dir: &std::path::Path, idle_hidden: bool) -> Driver<Captured> {
+    let e = Engine::new(Sampler::new(
+        Fs::new(Roots::under(dir)),
+        Captured::default(),
+    ));
+    let mut d = Driver::new(e);
+    let window = Traced {
+        idle_hidden,
+        ..Traced::default()
+    };
+    d.set_tracer(Some(Box::new(Fixed(window))), None);
+    d
+}
+
+fn notes(d: &mut Driver<Captured>) -> Vec<String> {
+    d.engine.sampler.hw.stamp.mono_ns += 1_000_000_000;
+    match d.step() {
+        Step::Sample(s) => s.notes,
+        Step::Ready(_) => panic!("an interval"),
+    }
+}
+
+const TRACED: &str = "who ran: tracepoints on CPU 1 (sched_switch, irq, softirq, vectors)";
+
+#[test]
+fn the_status_says_once_a_window_shows_it_that_the_kernel_hides_the_idle_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path(), false);
+    assert!(matches!(d.step(), Step::Ready(_)));
+    assert_eq!(notes(&mut d), [TRACED]);
+    assert_eq!(notes(&mut d), Vec::<String>::new(), "said once");
+
+    let mut d = driver(dir.path(), true);
+    assert!(matches!(d.step(), Step::Ready(_)));
+    let hidden = format!(
+        "{TRACED}; this kernel gives perf no events of the idle task: interrupts on an idle \
+         CPU count as idle"
+    );
+    assert_eq!(notes(&mut d), std::slice::from_ref(&hidden));
+    assert_eq!(notes(&mut d), Vec::<String>::new(), "said once");
+    assert_eq!(d.trace_status(), hidden);
+}
