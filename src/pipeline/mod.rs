@@ -93,6 +93,10 @@ pub trait TraceSource: Send {
     fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
     /// The CPUs traced now.
     fn cpus(&self) -> Vec<u32>;
+    /// What the kernel refused and tracing goes on without, one line each.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The engine, the watched CPUs, the thresholds and the tracer: what turns
@@ -192,16 +196,23 @@ impl<H: Hardware> Driver<H> {
     pub fn trace_status(&self) -> String {
         match (&self.tracer, &self.trace_missing) {
             (_, Some(why)) => format!("who ran: not traced: {why}"),
-            (Some(t), None) if !t.cpus().is_empty() => format!(
-                "who ran: tracepoints on CPU {} (sched_switch, irq, softirq, vectors){}",
-                crate::collect::cpulist::format(&t.cpus()),
-                if self.idle_hidden {
-                    "; this kernel gives perf no events of the idle task: interrupts on an \
-                     idle CPU count as idle"
-                } else {
-                    ""
+            (Some(t), None) if !t.cpus().is_empty() => {
+                let mut said = format!(
+                    "who ran: tracepoints on CPU {} (sched_switch, irq, softirq, vectors)",
+                    crate::collect::cpulist::format(&t.cpus()),
+                );
+                for n in t.notes() {
+                    said.push_str("; ");
+                    said.push_str(&n);
                 }
-            ),
+                if self.idle_hidden {
+                    said.push_str(
+                        "; this kernel gives perf no events of the idle task: interrupts on an \
+                         idle CPU count as idle",
+                    );
+                }
+                said
+            }
             (Some(_), None) => "who ran: tracepoints on the watched CPUs (none watched)".into(),
             (None, None) => "who ran: not traced (no tracer)".into(),
         }

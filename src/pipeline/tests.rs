@@ -9,11 +9,14 @@ use crate::source::capture::Captured;
 use crate::source::fs::{Fs, Roots};
 
 /// Gives the same window every time.
-struct Fixed(Traced);
+struct Fixed(Traced, Vec<String>);
 
 impl TraceSource for Fixed {
     fn drain(&mut self) -> Traced {
         self.0.clone()
+    }
+    fn notes(&self) -> Vec<String> {
+        self.1.clone()
     }
     fn retarget(&mut self, _: &[u32]) -> Result<(), String> {
         Ok(())
@@ -33,7 +36,7 @@ fn driver(dir: &std::path::Path, idle_hidden: bool) -> Driver<Captured> {
         idle_hidden,
         ..Traced::default()
     };
-    d.set_tracer(Some(Box::new(Fixed(window))), None);
+    d.set_tracer(Some(Box::new(Fixed(window, Vec::new()))), None);
     d
 }
 
@@ -64,4 +67,23 @@ fn the_status_says_once_a_window_shows_it_that_the_kernel_hides_the_idle_task() 
     assert_eq!(notes(&mut d), std::slice::from_ref(&hidden));
     assert_eq!(notes(&mut d), Vec::<String>::new(), "said once");
     assert_eq!(d.trace_status(), hidden);
+}
+
+#[test]
+fn what_the_kernel_refused_the_tracer_is_said_in_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Engine::new(Sampler::new(
+        Fs::new(Roots::under(dir.path())),
+        Captured::default(),
+    ));
+    let mut d = Driver::new(e);
+    let refused = "irq_vectors:call_function_entry on CPU 1: permission denied: left out";
+    d.set_tracer(
+        Some(Box::new(Fixed(
+            Traced::default(),
+            vec![refused.to_string()],
+        ))),
+        None,
+    );
+    assert_eq!(d.trace_status(), format!("{TRACED}; {refused}"));
 }

@@ -107,6 +107,12 @@ impl TraceSource for LiveTrace {
             .as_ref()
             .map_or_else(Vec::new, |t| t.cpus().to_vec())
     }
+
+    fn notes(&self) -> Vec<String> {
+        self.tracer
+            .as_ref()
+            .map_or_else(Vec::new, |t| t.notes().to_vec())
+    }
 }
 
 /// Whether process `pid` is `root` or one of its descendants, by the parent

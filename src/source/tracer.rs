@@ -220,9 +220,22 @@ impl Tracer {
         let mut notes = Vec::new();
         for &cpu in cpus {
             let (_, lead_name, lead_id) = &ids[0];
-            let counter = builder(*lead_id, cpu, true)
-                .build()
-                .map_err(|e| open_error(&e, lead_name, cpu))?;
+            // perf's switch records came with Linux 4.3: an older kernel
+            // refuses the attribute, and tracing goes on without them
+            let counter = match builder(*lead_id, cpu, true).build() {
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    let note = format!(
+                        "perf switch records refused ({e}): a switch out of idle shows only \
+                         where the kernel samples the idle task"
+                    );
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                    builder(*lead_id, cpu, false).build()
+                }
+                other => other,
+            }
+            .map_err(|e| open_error(&e, lead_name, cpu))?;
             let mut sampler = counter.sampled(RING_BYTES).map_err(|e| {
                 format!(
                     "mmap of a {} MiB perf ring for CPU {cpu}: {e} (as a user other than root, \
@@ -247,12 +260,17 @@ impl Tracer {
                     (Tracepoint::VectorExit(_), _) if skip_exit => skip_exit = false,
                     (_, Ok(c)) => others.push(c),
                     // A vector is timed by both ends or not at all.
+                    // said for the first CPU only: the others refuse alike
                     (Tracepoint::VectorEntry(_), Err(e)) => {
-                        notes.push(format!("{e}: left out"));
+                        if !notes.iter().any(|n| n.contains(name.as_str())) {
+                            notes.push(format!("{e}: left out"));
+                        }
                         skip_exit = true;
                     }
                     (Tracepoint::VectorExit(_), Err(e)) => {
-                        notes.push(format!("{e}: left out with its entry"));
+                        if !notes.iter().any(|n| n.contains(name.as_str())) {
+                            notes.push(format!("{e}: left out with its entry"));
+                        }
                         others.pop();
                     }
                     (_, Err(e)) => return Err(e),
