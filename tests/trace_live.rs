@@ -56,7 +56,7 @@ fn spawn_on_cpu1(args: &[&str]) -> Kill {
 
 #[path = "common/schedstat.rs"]
 mod schedstat;
-use schedstat::run_ns;
+use schedstat::{ns_at, run_ns};
 
 /// Idle time of a CPU from /proc/stat, iowait included (an idle CPU that
 /// waits for a disk is counted there), in `USER_HZ` ticks.
@@ -82,13 +82,7 @@ fn every_thread_ns() -> HashMap<u32, u64> {
             continue;
         };
         for t in threads.flatten() {
-            let (Some(tid), Ok(text)) = (
-                number(&t.path()),
-                std::fs::read_to_string(t.path().join("schedstat")),
-            ) else {
-                continue;
-            };
-            if let Some(ns) = text.split_whitespace().next().and_then(|v| v.parse().ok()) {
+            if let (Some(tid), Some(ns)) = (number(&t.path()), ns_at(&t.path().join("schedstat"))) {
                 out.insert(tid, ns);
             }
         }

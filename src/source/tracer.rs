@@ -173,6 +173,14 @@ fn set_output(event: &Counter, target: &Counter) -> io::Result<()> {
     }
 }
 
+/// Adds a note unless one naming `what` is there already: every CPU
+/// refuses alike, and one line says it.
+fn note_once(notes: &mut Vec<String>, what: &str, note: impl FnOnce() -> String) {
+    if !notes.iter().any(|n| n.contains(what)) {
+        notes.push(note());
+    }
+}
+
 /// `lead`: the event that owns the ring also writes perf's switch records
 /// (with their time and task), which show a switch out of idle on kernels
 /// that give no samples from the idle task.
@@ -224,13 +232,12 @@ impl Tracer {
             // refuses the attribute, and tracing goes on without them
             let counter = match builder(*lead_id, cpu, true).build() {
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                    let note = format!(
-                        "perf switch records refused ({e}): a switch out of idle shows only \
-                         where the kernel samples the idle task"
-                    );
-                    if !notes.contains(&note) {
-                        notes.push(note);
-                    }
+                    note_once(&mut notes, "perf switch records", || {
+                        format!(
+                            "perf switch records refused ({e}): a switch out of idle shows \
+                             only where the kernel samples the idle task"
+                        )
+                    });
                     builder(*lead_id, cpu, false).build()
                 }
                 other => other,
@@ -262,15 +269,11 @@ impl Tracer {
                     // A vector is timed by both ends or not at all.
                     // said for the first CPU only: the others refuse alike
                     (Tracepoint::VectorEntry(_), Err(e)) => {
-                        if !notes.iter().any(|n| n.contains(name.as_str())) {
-                            notes.push(format!("{e}: left out"));
-                        }
+                        note_once(&mut notes, name, || format!("{e}: left out"));
                         skip_exit = true;
                     }
                     (Tracepoint::VectorExit(_), Err(e)) => {
-                        if !notes.iter().any(|n| n.contains(name.as_str())) {
-                            notes.push(format!("{e}: left out with its entry"));
-                        }
+                        note_once(&mut notes, name, || format!("{e}: left out with its entry"));
                         others.pop();
                     }
                     (_, Err(e)) => return Err(e),

@@ -5,11 +5,17 @@
 
 /// `pid`'s time on a CPU so far, ns; `"self"` for the caller.
 pub fn run_ns(pid: impl std::fmt::Display) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-        .expect("schedstat readable")
+    ns_at(std::path::Path::new(&format!("/proc/{pid}/schedstat")))
+        .expect("schedstat readable, its first field a number")
+}
+
+/// The time on a CPU in one schedstat file (a process's or a thread's,
+/// `/proc/PID/task/TID/schedstat`), ns; `None` once the task is gone.
+pub fn ns_at(path: &std::path::Path) -> Option<u64> {
+    std::fs::read_to_string(path)
+        .ok()?
         .split_whitespace()
-        .next()
-        .expect("schedstat has a first field")
+        .next()?
         .parse()
-        .expect("schedstat's first field is a number")
+        .ok()
 }
