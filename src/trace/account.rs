@@ -175,6 +175,10 @@ struct Frame {
 #[derive(Debug, Clone, Copy)]
 struct Slice {
     tid: u32,
+    /// Whether no switch-in record is to come for it: read already, or it
+    /// began before the window or was found by a sample, or another event
+    /// came first (the record follows its tracepoint at once).
+    in_shown: bool,
     ns: u64,
     pend: u64,
 }
@@ -313,10 +317,11 @@ impl CpuAccount {
         }
     }
 
-    fn begin_slice(&mut self, tid: u32) {
+    fn begin_slice(&mut self, tid: u32, in_shown: bool) {
         self.settle_slice();
         self.current = Some(Slice {
             tid,
+            in_shown,
             ns: 0,
             pend: 0,
         });
@@ -373,14 +378,23 @@ impl CpuAccount {
         // sample of a task already gone says tid -1 and names nobody.
         let who = match e.event {
             // the sched_switch tracepoint already showed this switch (it
-            // fires first, before the switch is done)
-            Event::SwitchIn { .. } if self.current.is_some_and(|c| c.tid == e.tid) => {
+            // fires first, before the switch is done); a second switch into
+            // the running task means it left unseen in between
+            Event::SwitchIn { .. }
+                if self.current.is_some_and(|c| c.tid == e.tid && !c.in_shown) =>
+            {
                 self.advance(e.time);
+                if let Some(c) = self.current.as_mut() {
+                    c.in_shown = true;
+                }
                 return;
             }
             Event::Switch { prev_tid, .. } | Event::SwitchIn { prev_tid } => Some(prev_tid),
             _ => (e.tid != u32::MAX).then_some(e.tid),
         };
+        if let Some(c) = self.current.as_mut() {
+            c.in_shown = true;
+        }
         if e.tid != u32::MAX && (e.tid != 0 || e.pid != 0) && self.last_tgid != (e.tid, e.pid) {
             self.tgid.insert(e.tid, e.pid);
             self.last_tgid = (e.tid, e.pid);
@@ -390,6 +404,7 @@ impl CpuAccount {
                 // The first event names the task that ran since the start.
                 self.current = Some(Slice {
                     tid,
+                    in_shown: true,
                     ns: 0,
                     pend: 0,
                 });
@@ -414,7 +429,7 @@ impl CpuAccount {
                 self.unseen(e.time);
                 self.unmatched += 1;
                 self.end_all_frames();
-                self.begin_slice(tid);
+                self.begin_slice(tid, true);
             }
             _ => {}
         }
@@ -430,7 +445,7 @@ impl CpuAccount {
                 self.comm.insert(prev_tid, prev_comm);
                 self.comm.insert(next_tid, next_comm);
                 self.end_all_frames();
-                self.begin_slice(next_tid);
+                self.begin_slice(next_tid, false);
             }
             Event::IrqEntry { irq, name } => {
                 if self
@@ -453,7 +468,7 @@ impl CpuAccount {
                     self.idle_exits_hidden += 1;
                 }
                 self.end_all_frames();
-                self.begin_slice(e.tid);
+                self.begin_slice(e.tid, true);
             }
             Event::Fork {
                 parent_tid,
@@ -1178,6 +1193,21 @@ mod tests {
         let c = a.flush(2000);
         assert_eq!((c.unknown_ns, c.unseen_ns, c.unmatched), (500, 500, 1));
         assert_eq!((task(&c, 20).ns, c.idle_ns), (100, 400));
+        assert_eq!(accounted(&c), 1000);
+
+        // A task seen running, then seen switched in again from idle: it
+        // went idle unseen in between, when is not known.
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(100, ("swapper/1", 0), ("kworker/1:1", 23)));
+        a.event(&ev(150, 23, Event::VectorEntry(Vector::CallFunctionSingle)));
+        a.event(&ev(160, 23, Event::VectorExit(Vector::CallFunctionSingle)));
+        a.event(&switch_in(800, 23, 0));
+        a.event(&switch(810, ("kworker/1:1", 23), ("swapper/1", 0)));
+        let c = a.flush(1000);
+        assert_eq!((task(&c, 23).ns, task(&c, 23).slices), (60, 2));
+        assert_eq!(source(&c, "call_function_single").ns, 10);
+        assert_eq!((c.unknown_ns, c.unseen_ns, c.unmatched), (640, 640, 1));
+        assert_eq!(c.idle_ns, 100 + 190);
         assert_eq!(accounted(&c), 1000);
     }
 }
