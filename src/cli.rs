@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::collect::cpulist;
-
 const LONG_ABOUT: &str = "\
 Live per-CPU frequency, C-state and noise monitor for Linux.
 
@@ -142,21 +140,7 @@ pub struct WatchArgs {
     pub owner: Vec<u32>,
 }
 
-/// A CSV log of every interval.
-#[derive(Debug, Clone, Default, Args)]
-#[command(next_help_heading = "Recording")]
-pub struct RecordArgs {
-    /// Write every interval to FILE.csv (and the machine facts to
-    /// FILE.csv.json), flushed as it happens.
-    #[arg(long, value_name = "FILE.csv")]
-    pub record: Option<PathBuf>,
-    /// Overwrite an existing recording.
-    #[arg(long, requires = "record", conflicts_with = "append")]
-    pub force: bool,
-    /// Append to an existing recording of the same schema.
-    #[arg(long, requires = "record")]
-    pub append: bool,
-}
+pub use crate::record::RecordArgs;
 
 /// The dashboard and `--batch`.
 #[derive(Debug, Clone, Args)]
@@ -281,18 +265,7 @@ pub struct RunArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
-/// A parsed CPU list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CpuList(pub Vec<u32>);
-
-/// Parses a CPU list argument; an empty list is an error.
-pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
-    let cpus = cpulist::parse(s)?;
-    if cpus.is_empty() {
-        return Err("empty CPU list".into());
-    }
-    Ok(CpuList(cpus))
-}
+pub use crate::base::cpulist::{CpuList, parse_cpus};
 
 /// Parses `1s`, `250ms`, `1.5`, `2m` into a duration between 10 ms and 1 h.
 pub fn parse_interval(s: &str) -> Result<Duration, String> {

@@ -5,12 +5,14 @@
 //! → `pipeline::Driver` (the `noise` rules judge it) → sinks: the `tui`,
 //! the batch table in `output`, `record`, and the `run` report in `cmd`.
 
+pub mod base;
 pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod collect;
+pub mod config;
 pub mod counter;
-pub mod cpu_map;
+pub use base::cpu_map;
 pub mod engine;
 pub mod interval;
 pub mod irq_rates;

@@ -16,7 +16,7 @@ mod platform;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::collect::cpulist;
 pub use facts::CheckFacts;
@@ -120,24 +120,7 @@ pub struct CheckReport {
     pub rules: Vec<RuleResult>,
 }
 
-/// Thresholds of the rules; embeddable as a `[check]` table of a TOML file.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct CheckConfig {
-    /// Exit latency (µs) from which an enabled idle state counts as deep.
-    pub deep_latency_us: u64,
-    /// Highest `perf_event_max_sample_rate` that passes (pyperf tunes it to 1).
-    pub perf_sample_rate_max: u64,
-}
-
-impl Default for CheckConfig {
-    fn default() -> Self {
-        CheckConfig {
-            deep_latency_us: crate::noise::config::IdleLimits::default().deep_latency_us,
-            perf_sample_rate_max: 1,
-        }
-    }
-}
+pub use crate::config::CheckConfig;
 
 /// Every rule id, in the order the rules run and print.
 pub const RULE_IDS: [&str; 20] = [

@@ -7,9 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
+use crate::base::cpulist::{self, CpuList, parse_cpus};
 use crate::check::{self, CheckConfig, CheckFacts, CheckReport, RuleResult, Status};
-use crate::cli::CpuList;
-use crate::collect::cpulist;
 use crate::source::fs::{Fs, Roots};
 
 /// Options of `noisetop check`.
@@ -22,14 +21,6 @@ pub struct CheckArgs {
     /// Print JSON: {schema, cpus, rules: [{id, status, title, evidence, fix, reason, doc}]}.
     #[arg(long)]
     pub json: bool,
-}
-
-fn parse_cpus(s: &str) -> Result<CpuList, String> {
-    let cpus = cpulist::parse(s)?;
-    if cpus.is_empty() {
-        return Err("empty CPU list".into());
-    }
-    Ok(CpuList(cpus))
 }
 
 /// Reads the machine under `roots`, judges it and prints the verdicts.

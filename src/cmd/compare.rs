@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::CpuList;
+use crate::base::cpulist::CpuList;
 use crate::record::compare::Comparison;
 use crate::record::report::Format;
 

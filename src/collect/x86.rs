@@ -79,34 +79,7 @@ pub const MSR_AMD_CORE_ENERGY_STATUS: u32 = 0xC001_029A;
 /// AMD package energy status.
 pub const MSR_AMD_PKG_ENERGY_STATUS: u32 = 0xC001_029B;
 
-/// CPU vendor as `/proc/cpuinfo` `vendor_id` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum Vendor {
-    /// `GenuineIntel`.
-    Intel,
-    /// `AuthenticAMD`.
-    Amd,
-    /// `HygonGenuine` (Zen derivative, AMD registers).
-    Hygon,
-    /// Anything else, including non-x86 machines.
-    Other,
-}
-
-impl Vendor {
-    /// Maps a cpuinfo `vendor_id` value to a vendor.
-    pub fn from_vendor_id(id: &str) -> Vendor {
-        match id.trim() {
-            "GenuineIntel" => Vendor::Intel,
-            "AuthenticAMD" => Vendor::Amd,
-            "HygonGenuine" => Vendor::Hygon,
-            _ => Vendor::Other,
-        }
-    }
-
-    fn is_amd_like(self) -> bool {
-        matches!(self, Vendor::Amd | Vendor::Hygon)
-    }
-}
+pub use crate::base::Vendor;
 
 /// Residency MSRs a model has, each with turbostat's column name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

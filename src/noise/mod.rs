@@ -9,7 +9,7 @@
 //! numbers that show it and the usual fix as a command to copy. One file a
 //! family of rules; the sinks only read [`Judgement`]s.
 
-pub mod config;
+pub use crate::config;
 mod frequency;
 mod idle;
 mod interrupts;

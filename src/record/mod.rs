@@ -5,6 +5,7 @@
 //! `columns` is the schema, `writer` and `sidecar` write, `reader` reads a
 //! row at a time, `stats` gathers what `report`, `compare` and `plot` show.
 
+mod args;
 pub mod columns;
 pub mod compare;
 pub mod plot;
@@ -16,6 +17,7 @@ pub mod stats;
 pub mod table;
 pub mod writer;
 
+pub use args::RecordArgs;
 pub use reader::{ReadError, Recording, Row};
 pub use sidecar::{RecordMeta, Sidecar};
 pub use writer::{OpenMode, RecordError, Recorder, RowTags};

@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::cli::RecordArgs;
 use crate::machine::Machine;
 use crate::noise::VerdictState;
 use crate::pipeline::{Sample, Sink};
+use crate::record::RecordArgs;
 use crate::record::sidecar::RecordMeta;
 use crate::record::writer::{OpenMode, RecordError, Recorder, RowTags};
 

@@ -30,7 +30,7 @@ pub fn write_budget(instant0: &Path, budget: usize, always: &[u32]) -> io::Resul
     std::fs::write(nt.join("budget"), format!("{budget}\n"))?;
     std::fs::write(
         nt.join("always"),
-        format!("{}\n", crate::collect::cpulist::format(always)),
+        format!("{}\n", crate::base::cpulist::format(always)),
     )
 }
 
@@ -51,7 +51,7 @@ fn read_meta(path: &Path, cap: usize) -> Result<String, ReadError> {
 pub fn read_always(instant0: &Path) -> Vec<u32> {
     read_meta(&instant0.join("noisetop/always"), SMALL_FILE_BYTES)
         .ok()
-        .and_then(|t| crate::collect::cpulist::parse(&t).ok())
+        .and_then(|t| crate::base::cpulist::parse(&t).ok())
         .unwrap_or_default()
 }
 

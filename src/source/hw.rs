@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::collect::x86::Vendor;
+use crate::base::Vendor;
 use crate::source::perf::{PerfCounts, PerfEvent};
 
 /// When a snapshot was taken.

@@ -3,7 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::collect::x86;
+use crate::base::Vendor;
 use crate::source::fs::Roots;
 use crate::source::hw::{Hardware, HwTargets, Probe, Stamp};
 use crate::source::msr::{DevMsr, MsrAccess};
@@ -49,10 +49,7 @@ impl LiveHw {
         let mut msr = None;
         probe.msr = if opts.no_msr {
             Err("MSR reads disabled by --no-msr".into())
-        } else if !matches!(
-            m.vendor,
-            x86::Vendor::Intel | x86::Vendor::Amd | x86::Vendor::Hygon
-        ) {
+        } else if !matches!(m.vendor, Vendor::Intel | Vendor::Amd | Vendor::Hygon) {
             Err("MSRs exist on x86 only".into())
         } else {
             let mut dev = DevMsr::new(&roots.dev);

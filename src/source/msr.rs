@@ -13,8 +13,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::collect::ParseError;
-use crate::cpu_map::CpuMap;
+use crate::base::ParseError;
+use crate::base::cpu_map::CpuMap;
 
 /// Reads one 64-bit MSR of one CPU.
 pub trait MsrAccess {

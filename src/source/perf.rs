@@ -18,7 +18,7 @@ use perf_event::events::{Dynamic, Software};
 use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
 
-use crate::collect::{ParseError, cpulist};
+use crate::base::{ParseError, cpulist};
 use crate::source::fs::{Base, Fs};
 
 /// One counter noisetop knows how to open.

@@ -1,4 +1,5 @@
-//! Thresholds of the noise rules, read from one TOML file.
+//! Thresholds of the noise rules and of `check`, read from one TOML file:
+//! the one config type that both `noise/` and `check/` read.
 //!
 //! The built-in defaults are the values below; `assets/noisetop.toml` ships
 //! the same values with a comment on each, and a test parses that file and
@@ -23,7 +24,7 @@ pub struct NoiseConfig {
     /// SMT siblings of watched CPUs.
     pub smt: SmtLimits,
     /// The configuration rules of `noisetop check`.
-    pub check: crate::check::CheckConfig,
+    pub check: CheckConfig,
 }
 
 /// Per-CPU limits above which a CPU is called noisy.
@@ -145,7 +146,7 @@ impl Default for NoiseConfig {
             crit_factor: 10.0,
             idle: IdleLimits::default(),
             smt: SmtLimits::default(),
-            check: crate::check::CheckConfig::default(),
+            check: CheckConfig::default(),
         }
     }
 }
@@ -203,13 +204,32 @@ impl NoiseConfig {
     }
 }
 
+/// Thresholds of the rules; embeddable as a `[check]` table of a TOML file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CheckConfig {
+    /// Exit latency (µs) from which an enabled idle state counts as deep.
+    pub deep_latency_us: u64,
+    /// Highest `perf_event_max_sample_rate` that passes (pyperf tunes it to 1).
+    pub perf_sample_rate_max: u64,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            deep_latency_us: IdleLimits::default().deep_latency_us,
+            perf_sample_rate_max: 1,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_shipped_sample_is_exactly_the_defaults() {
-        let text = include_str!("../../assets/noisetop.toml");
+        let text = include_str!("../assets/noisetop.toml");
         assert_eq!(NoiseConfig::parse(text).unwrap(), NoiseConfig::default());
     }
 

@@ -82,6 +82,19 @@ pub fn format(cpus: &[u32]) -> String {
     out
 }
 
+/// A parsed, non-empty CPU list given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<u32>);
+
+/// Parses a CPU list argument; an empty list is an error.
+pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
+    let cpus = parse(s)?;
+    if cpus.is_empty() {
+        return Err("empty CPU list".into());
+    }
+    Ok(CpuList(cpus))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,26 @@
+//! The error of a kernel file whose text did not have the expected shape.
+
+use thiserror::Error;
+
+/// A kernel file whose content did not have the expected shape.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{file} line {line}: {msg}")]
+pub struct ParseError {
+    /// The file, as the kernel names it (`/proc/interrupts`).
+    pub file: &'static str,
+    /// The 1-based line number, 0 when the whole file is at fault.
+    pub line: usize,
+    /// What was wrong.
+    pub msg: String,
+}
+
+impl ParseError {
+    /// Builds an error for one line of one file.
+    pub fn new(file: &'static str, line: usize, msg: impl Into<String>) -> Self {
+        ParseError {
+            file,
+            line,
+            msg: msg.into(),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The floor: plain types every layer may use and that import nothing of
+//! the crate (a CPU list, a per-CPU map, a parse error, the CPU vendor).
+
+pub mod cpu_map;
+pub mod cpulist;
+mod error;
+mod vendor;
+
+pub use error::ParseError;
+pub use vendor::Vendor;
