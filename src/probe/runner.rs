@@ -130,7 +130,7 @@ fn timer_thread(
     let mut next = monotonic_ns();
     loop {
         let deadline = match interval {
-            // cyclictest's schedule: a fixed grid, late wake-ups not skipped
+            // cyclictest's schedule: a fixed grid
             Some(i) => {
                 next += i;
                 next
@@ -147,6 +147,13 @@ fn timer_thread(
             (Some(b), Some(u)) => Some(tag::from_usage(&b, &u.read())),
             _ => None,
         };
+        // periods a late wake-up overran are skipped, as cyclictest does:
+        // one delay is counted once, not again by every deadline behind it
+        if let Some(i) = interval {
+            while next + i <= t {
+                next += i;
+            }
+        }
         out.push(Wake {
             cpu,
             kind: Kind::Timer,
