@@ -115,6 +115,8 @@ pub struct CtxRow {
     pub switch_us: f64,
     /// The housekeeping CPU of the cross-CPU round trip.
     pub cross_cpu: Option<u32>,
+    /// Round trips timed across CPUs.
+    pub cross_rounds: u32,
     /// The same round trip with one process on `cross_cpu`, µs.
     pub cross_cpu_round_trip_us: Option<f64>,
 }

@@ -67,7 +67,9 @@ fn ctx_fields(c: &CtxRow) -> Vec<Vec<String>> {
         row("pipe_write_read", String::new(), c.pipe_us),
     ];
     if let (Some(hk), Some(v)) = (c.cross_cpu, c.cross_cpu_round_trip_us) {
-        out.push(row("pipe_round_trip", format!("cpu{hk}"), v));
+        let mut f = row("pipe_round_trip", format!("cpu{hk}"), v);
+        f[4] = c.cross_rounds.to_string();
+        out.push(f);
     }
     out
 }
@@ -286,6 +288,7 @@ mod tests {
                 pipe_us: 1.5,
                 switch_us: 2.5,
                 cross_cpu: Some(0),
+                cross_rounds: 10,
                 cross_cpu_round_trip_us: Some(30.0),
             }],
         }
@@ -306,7 +309,7 @@ mod tests {
              1,ctx_switch,,,100,2.5,,,,,,,,\n\
              1,pipe_round_trip,cpu1,,100,8,,,,,,,,\n\
              1,pipe_write_read,,,100,1.5,,,,,,,,\n\
-             1,pipe_round_trip,cpu0,,100,30,,,,,,,,\n"
+             1,pipe_round_trip,cpu0,,10,30,,,,,,,,\n"
         );
         assert_eq!(read_recording(&csv).unwrap(), Some(rep));
         // a sidecar of another kind is not a probe's
@@ -323,7 +326,10 @@ mod tests {
             t.contains("   1  timer       haltpoll idle         3     30.0     31.0     31.0     31.0     31.0           1    31.0×"),
             "{t}"
         );
-        assert!(t.contains("8.0         1.5         2.5    30.0 (with CPU 0)"), "{t}");
+        assert!(
+            t.contains("\n   1         8.0         1.5         2.5     30.0 (with CPU 0)\n"),
+            "{t}"
+        );
         assert!(t.contains("/dev/cpu_dma_latency: no limit held"), "{t}");
         assert!(t.contains("disabled idle states: none"), "{t}");
     }

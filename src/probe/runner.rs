@@ -300,6 +300,9 @@ fn round(v: f64) -> f64 {
 
 fn ctx_of(cpu: u32, hk: Option<u32>, fifo: bool, rounds: u32) -> Result<CtxRow, String> {
     let rounds = rounds.max(1);
+    // each cross-CPU round trip wakes a CPU that may have gone idle: ten
+    // times as long, so a tenth as many
+    let cross_rounds = (rounds / 10).max(1);
     let (rt, pipe) = std::thread::scope(|s| {
         s.spawn(|| -> Result<(u64, u64), String> {
             prepare(cpu, fifo)?;
@@ -314,15 +317,15 @@ fn ctx_of(cpu: u32, hk: Option<u32>, fifo: bool, rounds: u32) -> Result<CtxRow, 
         std::thread::scope(|s| {
             s.spawn(|| -> Option<u64> {
                 prepare(hk, fifo).ok()?;
-                probe_os::pipe_ping_pong(cpu, rounds).ok()
+                probe_os::pipe_ping_pong(cpu, cross_rounds).ok()
             })
             .join()
             .ok()
             .flatten()
         })
     });
-    let per = |ns: u64| ns as f64 / f64::from(rounds) / 1000.0;
-    let (rt_us, pipe_us) = (per(rt), per(pipe));
+    let per = |ns: u64, n: u32| ns as f64 / f64::from(n) / 1000.0;
+    let (rt_us, pipe_us) = (per(rt, rounds), per(pipe, rounds));
     Ok(CtxRow {
         cpu,
         rounds,
@@ -330,7 +333,8 @@ fn ctx_of(cpu: u32, hk: Option<u32>, fifo: bool, rounds: u32) -> Result<CtxRow, 
         pipe_us: round(pipe_us),
         switch_us: round((rt_us - 2.0 * pipe_us) / 2.0),
         cross_cpu: cross.and(hk),
-        cross_cpu_round_trip_us: cross.map(|ns| round(per(ns))),
+        cross_rounds,
+        cross_cpu_round_trip_us: cross.map(|ns| round(per(ns, cross_rounds))),
     })
 }
 

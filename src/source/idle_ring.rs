@@ -70,11 +70,20 @@ impl IdleTrace {
     /// the command that would fix it.
     pub fn open(sysfs: &Path, cpus: &[u32]) -> Result<IdleTrace, String> {
         let tracefs = find_tracefs(sysfs).ok_or_else(|| {
-            format!(
-                "tracefs is not mounted at {0}/kernel/tracing: mount it with \
-                 `mount -t tracefs nodev {0}/kernel/tracing`",
-                sysfs.display()
-            )
+            let dir = sysfs.join("kernel/tracing");
+            match std::fs::read_dir(&dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => format!(
+                    "{}: permission denied: run as root, or give this user read access to \
+                     tracefs (`mount -o remount,gid=GROUP {}`)",
+                    dir.display(),
+                    dir.display()
+                ),
+                _ => format!(
+                    "tracefs is not mounted at {0}/kernel/tracing: mount it with \
+                     `mount -t tracefs nodev {0}/kernel/tracing`",
+                    sysfs.display()
+                ),
+            }
         })?;
         let fmt_path = tracefs.join("events/power/cpu_idle/format");
         let text = std::fs::read_to_string(&fmt_path)
