@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use noisetop::probe::runner::{CTX_ROUNDS, FIFO_PRIO};
+
 fn noisetop(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
         .args(args)
@@ -60,7 +62,10 @@ fn an_existing_recording_is_not_overwritten_without_force() {
     std::fs::write(&csv, "keep\n").unwrap();
     let (code, _, err) = noisetop(&["probe", "--record", csv.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("the file exists (--force overwrites it)"), "{err}");
+    assert!(
+        err.contains("the file exists (--force overwrites it)"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "keep\n");
 }
 
@@ -94,4 +99,57 @@ fn compare_of_two_probes_gives_the_measured_sentence() {
     let (code, _, err) = noisetop(&["compare", a.to_str().unwrap(), rec.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is a probe recording and"), "{err}");
+}
+
+/// The README's probe section: its CSV header, its compare sentence, its
+/// counts and its peer command lines are the code's.
+#[test]
+fn the_readme_probe_section_is_the_code() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("\n## noisetop probe\n")
+        .expect("a probe section");
+    let sec = &readme[start..];
+    let sec = &sec[1..sec[1..].find("\n## ").unwrap()];
+    let header = noisetop::probe::report::CSV_COLUMNS.join(",");
+    assert!(sec.contains(&format!("```\n{header}\n```")), "CSV header");
+    let fx = root.join("tests/fixtures/probe");
+    let (_, out, _) = noisetop(&[
+        "compare",
+        fx.join("a.csv").to_str().unwrap(),
+        fx.join("b.csv").to_str().unwrap(),
+    ]);
+    let sentence = out.lines().next().unwrap();
+    assert!(sec.contains(&format!("```\n{sentence}\n```")), "{sentence}");
+    let flat = sec.split_whitespace().collect::<Vec<_>>().join(" ");
+    let n = |v: u32| {
+        let s = v.to_string();
+        if v >= 1000 {
+            format!("{} {}", &s[..s.len() - 3], &s[s.len() - 3..])
+        } else {
+            s
+        }
+    };
+    assert!(flat.contains(&format!("{} round trips after", n(CTX_ROUNDS))));
+    assert!(flat.contains(&format!("({} round trips)", n(CTX_ROUNDS / 10))));
+    assert!(flat.contains(&format!("`SCHED_FIFO` {FIFO_PRIO}")));
+    assert!(flat.contains(&format!("perf bench sched pipe -l {CTX_ROUNDS}")));
+    let live = std::fs::read_to_string(root.join("tests/probe_live.rs")).unwrap();
+    for arg in [
+        r#""--default-system", "-a", &CPU.to_string(), "-t1", "-i", "1000""#,
+        r#""-l", "3000", "-m", "-q", "-p", "50", "-h", "20000""#,
+        r#""--timer-interval", "997us""#,
+        "agrees(p[0], c50, 0.25, 5.0)",
+        "agrees(ours.one_cpu_round_trip_us, peer, 0.20, 0.0)",
+        r#""-f", "50", "taskset", "-c""#,
+    ] {
+        assert!(live.contains(arg), "the live test runs {arg}");
+    }
+    assert!(
+        flat.contains(
+            "`cyclictest --default-system -a 1 -t1 -i 1000 -l 3000 -m -q -p 50 -h 20000`"
+        )
+    );
+    assert!(flat.contains("(its deadlines every 997 µs)"));
 }

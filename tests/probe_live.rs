@@ -69,7 +69,7 @@ fn probe(args: &[&str]) -> ProbeReport {
 /// bucket, the overflows above the last counted at the reported maximum.
 fn cyclictest_percentiles(text: &str) -> (f64, f64, u64) {
     let mut buckets: Vec<(u64, u64)> = Vec::new();
-    let (mut overflow, mut max) = (0, 0);
+    let (mut overflow, mut max) = (0u64, 0u32);
     for line in text.lines() {
         if let Some(v) = line.strip_prefix("# Histogram Overflows:") {
             overflow = v.trim().parse().unwrap_or(0);
@@ -94,7 +94,7 @@ fn cyclictest_percentiles(text: &str) -> (f64, f64, u64) {
                 return v as f64;
             }
         }
-        max as f64
+        f64::from(max)
     };
     (at(0.5), at(0.99), total)
 }
@@ -118,16 +118,38 @@ fn timer_wake_ups_agree_with_cyclictest() {
         // slides past cyclictest's 1000 µs one (3 µs a period), so the two
         // wake together for a few periods in every 333, never locked.
         let peer_run = Command::new("cyclictest")
-            .args(["--default-system", "-a", &CPU.to_string(), "-t1", "-i", "1000"])
+            .args([
+                "--default-system",
+                "-a",
+                &CPU.to_string(),
+                "-t1",
+                "-i",
+                "1000",
+            ])
             .args(["-l", "3000", "-m", "-q", "-p", "50", "-h", "20000"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let rep = probe(&["--kinds", "timer", "--timer-interval", "997us", "--duration", "3s"]);
+        let rep = probe(&[
+            "--kinds",
+            "timer",
+            "--timer-interval",
+            "997us",
+            "--duration",
+            "3s",
+        ]);
         let out = peer_run.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(rep.conditions.fifo, "root gets SCHED_FIFO: {:?}", rep.conditions);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            rep.conditions.fifo,
+            "root gets SCHED_FIFO: {:?}",
+            rep.conditions
+        );
         let mut ours = new_histogram();
         for r in &rep.rows {
             ours.add(from_buckets(&r.histogram_ns)).unwrap();
@@ -163,7 +185,9 @@ fn cyclictest_histograms_give_exact_percentiles() {
                # Max Latencies: 00900\n# Histogram Overflows: 00001\n";
     assert_eq!(cyclictest_percentiles(one), (2.0, 3.0, 100));
     // the overflows lie above p99.5 here: counted at the maximum
-    let over = one.replace("000003 000049", "000003 000039").replace("00001\n", "00011\n");
+    let over = one
+        .replace("000003 000049", "000003 000039")
+        .replace("00001\n", "00011\n");
     assert_eq!(cyclictest_percentiles(&over), (2.0, 900.0, 100));
 }
 
@@ -302,7 +326,13 @@ fn with_the_deeper_state_disabled_every_wake_up_from_idle_is_shallow() {
         Some(noisetop::probe::TagMethod::Inferred)
     );
     for r in &normal.rows {
-        println!("normal: {} {} ×{} p50 {} µs", r.kind.name(), r.state, r.count, r.p50_us);
+        println!(
+            "normal: {} {} ×{} p50 {} µs",
+            r.kind.name(),
+            r.state,
+            r.count,
+            r.p50_us
+        );
     }
     // A CPU kept busy by other work rarely idles; the latencies are
     // compared when both runs woke from idle often enough to have a median.
@@ -328,7 +358,12 @@ fn without_privileges_the_probe_still_runs_and_says_what_it_lacks() {
     }
     let _g = serial();
     let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"])
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
         .arg(env!("CARGO_BIN_EXE_noisetop"))
         .args(["probe", "--cpus", &CPU.to_string(), "--duration", "500ms"])
         .args(["--kinds", "timer,ctx"])
@@ -349,7 +384,10 @@ fn without_privileges_the_probe_still_runs_and_says_what_it_lacks() {
             && text.contains("inferred from the cpuidle usage counters"),
         "{text}"
     );
-    assert!(text.contains("states inferred from cpuidle usage counters"), "{text}");
+    assert!(
+        text.contains("states inferred from cpuidle usage counters"),
+        "{text}"
+    );
     assert!(text.contains("   1  timer "), "wake-ups measured: {text}");
     assert!(text.contains("Context switch, µs"), "{text}");
 }

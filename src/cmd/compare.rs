@@ -54,8 +54,16 @@ fn probes(args: &CompareArgs) -> Result<Option<String>> {
         (None, None) => Ok(None),
         (a, _) => Err(crate::cmd::UsageError(format!(
             "{} is a probe recording and {} is not: compare two probes, or two recordings",
-            if a.is_some() { args.a.display() } else { args.b.display() },
-            if a.is_some() { args.b.display() } else { args.a.display() },
+            if a.is_some() {
+                args.a.display()
+            } else {
+                args.b.display()
+            },
+            if a.is_some() {
+                args.b.display()
+            } else {
+                args.a.display()
+            },
         ))
         .into()),
     }

@@ -55,9 +55,7 @@ pub struct ProbeArgs {
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.trim_end_matches(['s', 'm']).trim().parse::<f64>() == Ok(0.0) {
-        return Err(format!(
-            "{s:?}: the probe needs time to measure (try 10s)"
-        ));
+        return Err(format!("{s:?}: the probe needs time to measure (try 10s)"));
     }
     crate::cli::parse_interval(s)
 }
@@ -80,7 +78,9 @@ fn parse_timer_interval(s: &str) -> Result<Duration, String> {
         .map_err(|_| format!("{s:?} is not a duration (try 1ms, 500us)"))?;
     let secs = v * scale;
     if !(50e-6..=1.0).contains(&secs) {
-        return Err(format!("{s:?}: the timer interval must be between 50us and 1s"));
+        return Err(format!(
+            "{s:?}: the timer interval must be between 50us and 1s"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -101,32 +101,29 @@ pub fn plan(
             list(online)
         )));
     }
-    let probed: Vec<u32> = match cpus {
-        Some(c) => {
-            let off: Vec<u32> = c.iter().copied().filter(|x| !online.contains(x)).collect();
-            if !off.is_empty() {
-                return Err(UsageError(format!(
-                    "--cpus {}: CPU {} not online (online: {})",
-                    list(c),
-                    list(&off),
-                    list(online)
-                )));
-            }
-            if let Some(p) = pin
-                && c.contains(&p)
-            {
-                return Err(UsageError(format!(
-                    "--cpus {}: CPU {p} is noisetop's own (--pin {p}); probe other CPUs or pin \
+    let probed: Vec<u32> = if let Some(c) = cpus {
+        let off: Vec<u32> = c.iter().copied().filter(|x| !online.contains(x)).collect();
+        if !off.is_empty() {
+            return Err(UsageError(format!(
+                "--cpus {}: CPU {} not online (online: {})",
+                list(c),
+                list(&off),
+                list(online)
+            )));
+        }
+        if let Some(p) = pin
+            && c.contains(&p)
+        {
+            return Err(UsageError(format!(
+                "--cpus {}: CPU {p} is noisetop's own (--pin {p}); probe other CPUs or pin \
                      noisetop elsewhere",
-                    list(c)
-                )));
-            }
-            c.to_vec()
+                list(c)
+            )));
         }
-        None => {
-            let hk = pin.or_else(|| online.first().copied());
-            online.iter().copied().filter(|&x| Some(x) != hk).collect()
-        }
+        c.to_vec()
+    } else {
+        let hk = pin.or_else(|| online.first().copied());
+        online.iter().copied().filter(|&x| Some(x) != hk).collect()
     };
     if probed.is_empty() {
         return Err(UsageError(format!(
@@ -158,8 +155,11 @@ pub fn run(args: &ProbeArgs) -> Result<ExitCode> {
     let roots = Roots::default();
     let mut fs = Fs::new(roots.clone());
     let online = topology::online_cpus(&mut fs).context("cannot read the online CPUs")?;
-    let (cpus, housekeeping) =
-        plan(&online, args.cpus.as_ref().map(|c| c.0.as_slice()), args.pin)?;
+    let (cpus, housekeeping) = plan(
+        &online,
+        args.cpus.as_ref().map(|c| c.0.as_slice()),
+        args.pin,
+    )?;
     if let Some(path) = &args.record
         && !args.force
         && path.exists()
@@ -212,8 +212,14 @@ mod tests {
 
     #[test]
     fn the_plan_keeps_noisetop_off_the_probed_cpus() {
-        assert_eq!(plan(&[0, 1, 2, 3], None, None).unwrap(), (vec![1, 2, 3], vec![0]));
-        assert_eq!(plan(&[0, 1, 2, 3], None, Some(2)).unwrap(), (vec![0, 1, 3], vec![2]));
+        assert_eq!(
+            plan(&[0, 1, 2, 3], None, None).unwrap(),
+            (vec![1, 2, 3], vec![0])
+        );
+        assert_eq!(
+            plan(&[0, 1, 2, 3], None, Some(2)).unwrap(),
+            (vec![0, 1, 3], vec![2])
+        );
         assert_eq!(
             plan(&[0, 1, 2, 3], Some(&[2]), None).unwrap(),
             (vec![2], vec![0, 1, 3])
@@ -235,7 +241,12 @@ mod tests {
             plan(&[0, 1], None, Some(5)).unwrap_err().0,
             "--pin 5: CPU 5 is not online (online: 0-1)"
         );
-        assert!(plan(&[0], None, None).unwrap_err().0.starts_with("nothing to probe"));
+        assert!(
+            plan(&[0], None, None)
+                .unwrap_err()
+                .0
+                .starts_with("nothing to probe")
+        );
     }
 
     #[test]

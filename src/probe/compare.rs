@@ -76,8 +76,10 @@ pub fn sentence(a: &ProbeReport, b: &ProbeReport) -> Option<String> {
         _ => "wake-ups",
     };
     let adv = |s: &StateSum| {
-        s.advertised_us
-            .map_or_else(|| "advertised unknown".into(), |v| format!("advertised {v} µs"))
+        s.advertised_us.map_or_else(
+            || "advertised unknown".into(),
+            |v| format!("advertised {v} µs"),
+        )
     };
     Some(format!(
         "{hi_name}'s {what} from {}: p50 {} µs ({}), {lo_name}'s from {}: p50 {} µs — {} µs more per wake-up, measured",

@@ -63,7 +63,11 @@ fn ctx_fields(c: &CtxRow) -> Vec<Vec<String>> {
     };
     let mut out = vec![
         row("ctx_switch", String::new(), c.switch_us),
-        row("pipe_round_trip", format!("cpu{}", c.cpu), c.one_cpu_round_trip_us),
+        row(
+            "pipe_round_trip",
+            format!("cpu{}", c.cpu),
+            c.one_cpu_round_trip_us,
+        ),
         row("pipe_write_read", String::new(), c.pipe_us),
     ];
     if let (Some(hk), Some(v)) = (c.cross_cpu, c.cross_cpu_round_trip_us) {
@@ -99,8 +103,8 @@ pub fn read_recording(csv: &Path) -> Result<Option<ProbeReport>, String> {
     let Ok(text) = std::fs::read_to_string(&side) else {
         return Ok(None);
     };
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not JSON: {e}", side.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", side.display()))?;
     if v.get("format").and_then(|f| f.as_str()) != Some(super::FORMAT) {
         return Ok(None);
     }
@@ -169,7 +173,8 @@ pub fn text(rep: &ProbeReport) -> String {
                 fmt_us(r.p99_us),
                 fmt_us(r.p999_us),
                 fmt_us(r.max_us),
-                r.advertised_us.map_or_else(|| "-".into(), |a| a.to_string()),
+                r.advertised_us
+                    .map_or_else(|| "-".into(), |a| a.to_string()),
                 r.p99_over_advertised
                     .map_or_else(|| "-".into(), |v| format!("{v:.1}×")),
             );
@@ -223,7 +228,8 @@ pub fn text(rep: &ProbeReport) -> String {
         s,
         "  /dev/cpu_dma_latency: {}",
         match c.cpu_dma_latency_us {
-            Some(v) if v < crate::source::probe_os::NO_LATENCY_LIMIT_US => format!("held at {v} µs"),
+            Some(v) if v < crate::source::probe_os::NO_LATENCY_LIMIT_US =>
+                format!("held at {v} µs"),
             Some(_) => "no limit held".into(),
             None => "unknown".into(),
         }
@@ -313,7 +319,11 @@ mod tests {
         );
         assert_eq!(read_recording(&csv).unwrap(), Some(rep));
         // a sidecar of another kind is not a probe's
-        std::fs::write(dir.path().join("q.csv.json"), "{\"format\": \"noisetop-record\"}").unwrap();
+        std::fs::write(
+            dir.path().join("q.csv.json"),
+            "{\"format\": \"noisetop-record\"}",
+        )
+        .unwrap();
         assert_eq!(read_recording(&dir.path().join("q.csv")).unwrap(), None);
         assert_eq!(read_recording(&dir.path().join("none.csv")).unwrap(), None);
     }
@@ -321,7 +331,10 @@ mod tests {
     #[test]
     fn the_table_says_the_method_and_the_conditions() {
         let t = text(&report());
-        assert!(t.contains("states from the power:cpu_idle tracepoint"), "{t}");
+        assert!(
+            t.contains("states from the power:cpu_idle tracepoint"),
+            "{t}"
+        );
         assert!(
             t.contains("   1  timer       haltpoll idle         3     30.0     31.0     31.0     31.0     31.0           1    31.0×"),
             "{t}"

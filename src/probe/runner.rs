@@ -75,7 +75,12 @@ impl Usage {
     fn open(roots: &Roots, cpu: u32, states: usize) -> Usage {
         let mut fs = Fs::new(roots.clone());
         let ids = (0..states)
-            .map(|k| fs.file_id(Base::Sys, &format!("{CPU_DIR}/cpu{cpu}/cpuidle/state{k}/usage")))
+            .map(|k| {
+                fs.file_id(
+                    Base::Sys,
+                    &format!("{CPU_DIR}/cpu{cpu}/cpuidle/state{k}/usage"),
+                )
+            })
             .collect();
         Usage {
             fs,
@@ -346,7 +351,8 @@ fn read_states(opts: &Opts, cond: &mut Conditions) -> BTreeMap<u32, Vec<StateDec
         let states = cpuidle::read_states(&mut fs, cpu).unwrap_or_default();
         for s in &states {
             if s.disabled == Some(true) {
-                cond.disabled_states.push(format!("CPU {cpu}: {}", s.name.as_str()));
+                cond.disabled_states
+                    .push(format!("CPU {cpu}: {}", s.name.as_str()));
             }
         }
         let rel = format!("{CPU_DIR}/cpu{cpu}/power/pm_qos_resume_latency_us");
@@ -420,8 +426,9 @@ pub fn run(opts: &Opts) -> ProbeReport {
     let mut trace = None;
     if opts.kinds.timer || opts.kinds.remote {
         if opts.no_trace {
-            cond.notes
-                .push("tracing not asked for (--no-trace): states inferred from usage counters".into());
+            cond.notes.push(
+                "tracing not asked for (--no-trace): states inferred from usage counters".into(),
+            );
         } else {
             match IdleTrace::open(&opts.roots.sysfs, &opts.cpus) {
                 Ok(t) => trace = Some(t),
@@ -465,7 +472,8 @@ pub fn run(opts: &Opts) -> ProbeReport {
                 &opts.stop,
             );
             wakes.extend(w);
-            cond.notes.extend(errs.into_iter().map(|e| format!("timer: {e}")));
+            cond.notes
+                .extend(errs.into_iter().map(|e| format!("timer: {e}")));
         }
         if opts.kinds.remote {
             let end = monotonic_ns() + share.as_nanos() as u64;
@@ -484,7 +492,9 @@ pub fn run(opts: &Opts) -> ProbeReport {
                             let _ = sleeper_thread(cpu, fifo, r1, w2, u);
                         });
                         let h = hk[i % hk.len()];
-                        hs.push(s.spawn(move || waker_thread(h, cpu, fifo, end, w1, r2, &opts.stop)));
+                        hs.push(
+                            s.spawn(move || waker_thread(h, cpu, fifo, end, w1, r2, &opts.stop)),
+                        );
                     }
                     hs
                 },
@@ -493,7 +503,8 @@ pub fn run(opts: &Opts) -> ProbeReport {
                 &opts.stop,
             );
             wakes.extend(w);
-            cond.notes.extend(errs.into_iter().map(|e| format!("remote: {e}")));
+            cond.notes
+                .extend(errs.into_iter().map(|e| format!("remote: {e}")));
         }
     });
     if let Some(t) = trace.as_mut() {
@@ -522,11 +533,17 @@ pub fn run(opts: &Opts) -> ProbeReport {
     if opts.kinds.ctx {
         for &cpu in &opts.cpus {
             if opts.stop.is_stopped() {
-                cond.notes
-                    .push(format!("context switch on CPU {cpu}: not measured (stopped)"));
+                cond.notes.push(format!(
+                    "context switch on CPU {cpu}: not measured (stopped)"
+                ));
                 continue;
             }
-            match ctx_of(cpu, opts.housekeeping.first().copied(), fifo, opts.ctx_rounds) {
+            match ctx_of(
+                cpu,
+                opts.housekeeping.first().copied(),
+                fifo,
+                opts.ctx_rounds,
+            ) {
                 Ok(r) => ctx.push(r),
                 Err(e) => cond.notes.push(format!("context switch on CPU {cpu}: {e}")),
             }

@@ -122,6 +122,10 @@ impl Latencies {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::float_cmp,
+    reason = "percentiles of known histograms are exact values"
+)]
 mod tests {
     use super::*;
 

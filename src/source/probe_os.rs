@@ -1,5 +1,5 @@
 //! The system calls of the wake-up probe std does not wrap: real-time
-//! priority, timer slack, locked memory, absolute sleeps, the PM QoS
+//! priority, timer slack, locked memory, absolute sleeps, the `PM_QOS`
 //! request file, and two processes bouncing a byte through pipes.
 #![expect(
     unsafe_code,
