@@ -218,6 +218,8 @@ pub enum Command {
     Report(crate::cmd::report::ReportArgs),
     /// Compare two recordings: what differs beyond the spread, and why it matters.
     Compare(crate::cmd::compare::CompareArgs),
+    /// Measure wake-up latency per CPU and idle state, and a context switch's cost.
+    Probe(crate::cmd::probe::ProbeArgs),
     /// Print a man page (roff) generated from these definitions.
     Man,
     /// Print shell completions.

@@ -22,6 +22,7 @@ pub mod name;
 pub mod noise;
 pub mod output;
 pub mod pipeline;
+pub mod probe;
 pub mod record;
 pub mod sampler;
 pub mod snapshot;

@@ -34,7 +34,37 @@ fn cpus(s: &str) -> Result<CpuList, String> {
 
 /// Prints the comparison.
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
+    if let Some(text) = probes(args)? {
+        crate::cmd::out::emit(&mut std::io::stdout().lock(), &text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let cmp = Comparison::build(&args.a, &args.b, args.cpus.as_ref().map(|c| c.0.as_slice()))?;
     crate::cmd::out::emit(&mut std::io::stdout().lock(), &cmp.render(args.format))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Two probe recordings (`noisetop probe --record`) compare by their
+/// measured wake-ups; `None` when neither is one.
+fn probes(args: &CompareArgs) -> Result<Option<String>> {
+    use crate::probe::report::read_recording;
+    let a = read_recording(&args.a).map_err(anyhow::Error::msg)?;
+    let b = read_recording(&args.b).map_err(anyhow::Error::msg)?;
+    match (a, b) {
+        (Some(a), Some(b)) => Ok(Some(crate::probe::compare::render(&a, &b))),
+        (None, None) => Ok(None),
+        (a, _) => Err(crate::cmd::UsageError(format!(
+            "{} is a probe recording and {} is not: compare two probes, or two recordings",
+            if a.is_some() {
+                args.a.display()
+            } else {
+                args.b.display()
+            },
+            if a.is_some() {
+                args.b.display()
+            } else {
+                args.a.display()
+            },
+        ))
+        .into()),
+    }
 }

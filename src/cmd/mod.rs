@@ -7,6 +7,7 @@ pub mod compare;
 pub mod dashboard;
 pub mod help;
 pub mod out;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod snapshot;
@@ -70,6 +71,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
+        Some(Command::Probe(args)) => probe::run(&args),
         Some(Command::Man) => help::man().map(ok),
         Some(Command::Completions { shell }) => help::completions(shell).map(ok),
         None => {

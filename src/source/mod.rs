@@ -4,9 +4,11 @@
 pub mod capture;
 pub mod fs;
 pub mod hw;
+pub mod idle_ring;
 pub mod live;
 pub mod msr;
 pub mod perf;
+pub mod probe_os;
 pub mod tracer;
 
 /// Reads at most `cap` bytes of a regular file as text: a FIFO or a device

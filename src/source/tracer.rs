@@ -118,7 +118,7 @@ pub struct Tracer {
     notes: Vec<String>,
 }
 
-fn open_error(e: &io::Error, what: &str, cpu: u32) -> String {
+pub(crate) fn open_error(e: &io::Error, what: &str, cpu: u32) -> String {
     match e.raw_os_error() {
         Some(libc::EACCES | libc::EPERM) => format!(
             "perf_event_open {what} on CPU {cpu}: permission denied: run as root, or give noisetop \
@@ -136,7 +136,7 @@ fn open_error(e: &io::Error, what: &str, cpu: u32) -> String {
     }
 }
 
-fn read_id(tracefs: &Path, sys: &str, ev: &str) -> Result<u64, String> {
+pub(crate) fn read_id(tracefs: &Path, sys: &str, ev: &str) -> Result<u64, String> {
     let path = tracefs.join("events").join(sys).join(ev).join("id");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         let hint = if e.kind() == io::ErrorKind::PermissionDenied {
@@ -184,7 +184,7 @@ fn note_once(notes: &mut Vec<String>, what: &str, note: impl FnOnce() -> String)
 /// `lead`: the event that owns the ring also writes perf's switch records
 /// (with their time and task), which show a switch out of idle on kernels
 /// that give no samples from the idle task.
-fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
+pub(crate) fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
     let mut b = Builder::new(PerfTracepoint::with_id(id));
     b.one_cpu(cpu as usize)
         .context_switch(lead)
