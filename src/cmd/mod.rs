@@ -9,6 +9,7 @@ pub mod help;
 pub mod out;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -70,6 +71,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
+        Some(Command::Serve(args)) => serve::run(&args).map(ok),
         Some(Command::Man) => help::man().map(ok),
         Some(Command::Completions { shell }) => help::completions(shell).map(ok),
         None => {
