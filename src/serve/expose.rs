@@ -117,18 +117,21 @@ fn every_cpu(w: &mut Writer, inp: &Input<'_>, cpus: &[(u32, String)]) {
 }
 
 /// Σ share × exit latency over the idle states, divided by the idle share:
-/// what a wake-up would cost on average, given where the CPU slept.
+/// what a wake-up would cost on average, given where the CPU slept. A CPU
+/// that never slept pays nothing (0); with no state's time known, unknown.
 pub fn idle_exit_latency_s(r: &CpuRates) -> Option<f64> {
+    let mut known = false;
     let mut idle = 0.0;
     let mut weighted = 0.0;
     for s in r.idle.iter() {
         let (Some(pct), Some(lat)) = (s.pct, s.latency_us) else {
             continue;
         };
+        known = true;
         idle += pct;
         weighted += pct * lat as f64 * 1e-6;
     }
-    (idle > 0.0).then(|| weighted / idle)
+    known.then(|| if idle > 0.0 { weighted / idle } else { 0.0 })
 }
 
 const MODES: [&str; 8] = [
@@ -499,6 +502,27 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
             let why = st.note.as_deref().unwrap_or("no source on this machine");
             w.sample(&[("metric", metric_id(st.metric)), ("reason", why)], 1.0);
         }
+    }
+    let power_read = s
+        .statuses
+        .iter()
+        .any(|st| st.metric == Metric::Power && st.rung.is_some());
+    let no_watts = s
+        .interval
+        .pkgs
+        .iter()
+        .all(|p| p.watts.iter().all(|(_, w)| w.is_none()));
+    if power_read && no_watts {
+        w.sample(
+            &[
+                ("metric", metric_id(Metric::Power)),
+                (
+                    "reason",
+                    "no energy counter moved over the interval (one that never left 0 is unknown, not 0 W)",
+                ),
+            ],
+            1.0,
+        );
     }
     w.family(m::SOURCE);
     for st in &s.statuses {
