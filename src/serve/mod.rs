@@ -225,3 +225,29 @@ impl Sink for ExportSink {
         Ok(())
     }
 }
+
+/// Runs every instant of a capture through the driver into an exporter,
+/// each interval published in turn (tests, and the sizes at 1152 CPUs).
+pub fn replay(
+    dir: &std::path::Path,
+    detail: Detail,
+    shared: Arc<Shared>,
+) -> anyhow::Result<Exporter> {
+    let mut r = crate::pipeline::replay::open(dir)?;
+    let machine = r.driver.engine.sampler.machine.clone();
+    let watched = r.driver.watched().to_vec();
+    let mut ex = Exporter::new(shared, machine, &watched, detail);
+    for (i, inst) in r.instants.iter().enumerate() {
+        if i > 0 {
+            crate::pipeline::replay::advance(&mut r.driver, inst)?;
+        }
+        let step = r.driver.step();
+        if let Some(snap) = r.driver.engine.last() {
+            ex.observe(snap);
+        }
+        if let crate::pipeline::Step::Sample(s) = step {
+            ex.publish(&s);
+        }
+    }
+    Ok(ex)
+}
