@@ -234,7 +234,7 @@ pub enum Command {
     Report(crate::cmd::report::ReportArgs),
     /// Compare two recordings: what differs beyond the spread, and why it matters.
     Compare(crate::cmd::compare::CompareArgs),
-    /// Serve the live figures to Prometheus (OpenMetrics) on /metrics.
+    /// Serve the live figures over HTTP for Prometheus to scrape (`/metrics`).
     Serve(crate::cmd::serve::ServeArgs),
     /// Print a man page (roff) generated from these definitions.
     Man,

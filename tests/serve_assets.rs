@@ -1,6 +1,6 @@
 //! The exporter's documents agree with the code: the README's metric list
 //! is the catalogue's, its claims about the 1152-CPU scrape hold on the real
-//! capture, and the DaemonSet validates against the Kubernetes schemas
+//! capture, and the `DaemonSet` validates against the Kubernetes schemas
 //! bundled with `kubernetes-validate` (a broken copy is refused).
 
 use std::path::Path;

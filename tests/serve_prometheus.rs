@@ -1,5 +1,5 @@
 //! `noisetop serve` end to end with a real Prometheus (Debian's package,
-//! started here on loopback) scraping it and Debian's node_exporter (with
+//! started here on loopback) scraping it and Debian's `node_exporter` (with
 //! its interrupts collector) every second: the per-CPU series arrive, and
 //! over the same window CPU 1's context switches agree with the kernel's
 //! per-CPU `nr_switches`, its interrupts with `node_interrupts_total`, and
@@ -15,6 +15,7 @@
 mod serve_support;
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -87,7 +88,8 @@ fn read_times(port: u16, series: &str, window: &str) -> Vec<(f64, f64)> {
         .iter()
         .filter_map(|&(t, v)| Some((*by_scrape.get(&((t * 1000.0) as i64))?, v)))
         .collect();
-    out.dedup_by(|a, b| a.0 == b.0);
+    // a reading scraped twice is one reading
+    out.dedup_by(|a, b| a.0.to_bits() == b.0.to_bits());
     out
 }
 
@@ -128,7 +130,12 @@ fn prometheus_scrapes_noisetop_and_node_exporter_and_they_agree() {
         );
         return;
     };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // the online CPUs, as /proc/stat lists them
+    let cpus = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count();
     if cpus < 2 {
         eprintln!("one CPU: CPU 1 does not exist here, skipped");
         return;
@@ -191,7 +198,7 @@ fn prometheus_scrapes_noisetop_and_node_exporter_and_they_agree() {
                 let t0 = now_s();
                 if let Some(n) = nr_switches().and_then(|m| m.get(&1).copied()) {
                     let t1 = now_s();
-                    refs.lock().unwrap().push(((t0 + t1) / 2.0, n as f64));
+                    refs.lock().unwrap().push((t0.midpoint(t1), n as f64));
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -360,7 +367,6 @@ fn prometheus_scrapes_noisetop_and_node_exporter_and_they_agree() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        use std::io::Write as _;
         child.stdin.take().unwrap().write_all(&r.body).unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(

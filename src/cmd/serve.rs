@@ -29,11 +29,11 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:9877", value_name = "ADDR:PORT")]
     pub listen: String,
     /// TLS and basic auth, in the exporter toolkit's YAML format (as for
-    /// node_exporter's --web.config.file).
+    /// `node_exporter`'s `--web.config.file`).
     #[arg(long, value_name = "FILE")]
     pub web_config: Option<PathBuf>,
     /// Which CPUs get per-mode, per-state and per-device series: watched,
-    /// isolated and nohz_full ones (the rest summed per package), or all.
+    /// isolated and `nohz_full` ones (the rest summed per package), or all.
     #[arg(long, value_enum, default_value_t = Detail::Watched)]
     pub detail: Detail,
     #[command(flatten)]

@@ -2,6 +2,8 @@
 //! which CPUs it covers. The writer takes its headers from here and the
 //! README's metric list is generated from here, so the two cannot differ.
 
+use std::fmt::Write as _;
+
 /// How Prometheus is to treat a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Type {
@@ -70,7 +72,7 @@ impl Def {
 
 macro_rules! def {
     ($id:ident, $name:literal, $kind:ident, $unit:expr, [$($l:literal),*], $scope:ident, $help:literal) => {
-        #[doc = $help]
+        #[doc = concat!("The `", $name, "` family (its help text is its `help`).")]
         pub const $id: Def = Def {
             name: $name,
             kind: Type::$kind,
@@ -604,13 +606,14 @@ pub fn markdown_table() -> String {
             Type::Gauge => "gauge",
             Type::Info => "info",
         };
-        out.push_str(&format!(
-            "| `{}` | {kind} | {} | {} | {} |\n",
+        let _ = writeln!(
+            out,
+            "| `{}` | {kind} | {} | {} | {} |",
             d.sample_name(),
             d.labels.join(", "),
             d.scope.text(),
             d.help
-        ));
+        );
     }
     out
 }

@@ -228,13 +228,10 @@ impl Server {
                 () = stop.notified() => return,
                 a = listener.accept() => a,
             };
-            let tcp = match accepted {
-                Ok((tcp, _)) => tcp,
-                Err(_) => {
-                    // out of descriptors: let the lifetimes free some
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
+            let Ok((tcp, _)) = accepted else {
+                // out of descriptors: let the lifetimes free some
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
             };
             let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
                 drop(tcp);

@@ -58,7 +58,7 @@ pub struct Published {
     pub samples: u64,
     /// Classic text.
     pub classic: Arc<[u8]>,
-    /// OpenMetrics text.
+    /// `OpenMetrics` text.
     pub openmetrics: Arc<[u8]>,
     /// Series in it.
     pub series: usize,

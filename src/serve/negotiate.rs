@@ -1,4 +1,4 @@
-//! Content negotiation: OpenMetrics when the `Accept` header ranks it at
+//! Content negotiation: `OpenMetrics` when the `Accept` header ranks it at
 //! least as high as the classic text, gzip when `Accept-Encoding` allows it.
 
 use super::text::Format;

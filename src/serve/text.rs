@@ -1,5 +1,5 @@
 //! The two text formats a scraper may ask for: Prometheus' classic text
-//! (0.0.4) and OpenMetrics 1.0 (counter families named without `_total`,
+//! (0.0.4) and `OpenMetrics` 1.0 (counter families named without `_total`,
 //! `info` type, `# UNIT`, `# EOF`). One writer emits both; a family's
 //! header is written with its first sample, so a metric with nothing to
 //! say leaves no empty family behind.
@@ -110,7 +110,7 @@ impl Writer {
         self.series
     }
 
-    /// Ends the exposition (`# EOF` in OpenMetrics) and returns it.
+    /// Ends the exposition (`# EOF` in `OpenMetrics`) and returns it.
     pub fn finish(mut self) -> String {
         if self.format == Format::OpenMetrics {
             self.out.push_str("# EOF\n");

@@ -124,19 +124,17 @@ impl Totals {
                 }
             }
         }
-        match &s.interrupts {
-            Ok(table) => self.take_interrupts(table, detail),
-            Err(_) => {}
+        if let Ok(table) = &s.interrupts {
+            self.take_interrupts(table, detail);
         }
-        match &s.softirqs {
-            Ok(table) => self.take_softirqs(table),
-            Err(_) => {
-                self.softirq_types.clear();
-                self.cpus.retain(|_, t| {
-                    t.softirqs.clear();
-                    true
-                });
-            }
+        if let Ok(table) = &s.softirqs {
+            self.take_softirqs(table);
+        } else {
+            self.softirq_types.clear();
+            self.cpus.retain(|_, t| {
+                t.softirqs.clear();
+                true
+            });
         }
     }
 
@@ -157,10 +155,10 @@ impl Totals {
                 continue;
             };
             let mut all = 0u64;
-            for k in 0..9 {
+            for (k, (&sum, slot)) in sums[col].iter().zip(&mut t.irq_kind).enumerate() {
                 if seen[col] & (1 << k) != 0 {
-                    t.irq_kind[k] = Some(sums[col][k]);
-                    all = all.wrapping_add(sums[col][k]);
+                    *slot = Some(sum);
+                    all = all.wrapping_add(sum);
                 }
             }
             t.irq_all = (seen[col] != 0).then_some(all);

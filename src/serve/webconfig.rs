@@ -1,5 +1,5 @@
 //! `--web-config FILE`: the YAML file of Prometheus' exporter toolkit, so
-//! that operators reuse what they wrote for node_exporter: TLS certificate
+//! that operators reuse what they wrote for `node_exporter`: TLS certificate
 //! and key (`tls_server_config`), and basic-auth users with bcrypt hashes
 //! (`basic_auth_users`). Unknown keys are refused, as the toolkit refuses
 //! them; keys the toolkit knows and noisetop does not implement are refused

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -55,7 +56,7 @@ pub fn request(
     s.set_read_timeout(Some(Duration::from_secs(20)))?;
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
     for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
+        let _ = write!(req, "{k}: {v}\r\n");
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes())?;
