@@ -220,6 +220,8 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// Measure wake-up latency per CPU and idle state, and a context switch's cost.
     Probe(crate::cmd::probe::ProbeArgs),
+    /// Serve the live figures over HTTP for Prometheus to scrape (`/metrics`).
+    Serve(crate::cmd::serve::ServeArgs),
     /// Print a man page (roff) generated from these definitions.
     Man,
     /// Print shell completions.

@@ -3,7 +3,8 @@
 //! Data flows one way: `source` (live files, perf, MSRs, tracepoints, or a
 //! capture) → `sampler` → `snapshot` → `engine` (delta into an `interval`)
 //! → `pipeline::Driver` (the `noise` rules judge it) → sinks: the `tui`,
-//! the batch table in `output`, `record`, and the `run` report in `cmd`.
+//! the batch table in `output`, `record`, the `run` report in `cmd`, and
+//! the Prometheus exporter in `serve`.
 
 pub mod base;
 pub mod check;
@@ -25,6 +26,7 @@ pub mod pipeline;
 pub mod probe;
 pub mod record;
 pub mod sampler;
+pub mod serve;
 pub mod snapshot;
 pub mod source;
 pub mod stop;

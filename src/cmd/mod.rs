@@ -10,6 +10,7 @@ pub mod out;
 pub mod probe;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -72,6 +73,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Probe(args)) => probe::run(&args),
+        Some(Command::Serve(args)) => serve::run(&args).map(ok),
         Some(Command::Man) => help::man().map(ok),
         Some(Command::Completions { shell }) => help::completions(shell).map(ok),
         None => {

@@ -1,0 +1,128 @@
+//! `noisetop serve`: the live pipeline as a Prometheus target. The driver
+//! samples on noisetop's own tick; the exporter sink writes each judged
+//! interval's exposition; the HTTP thread hands out the latest one.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+
+use crate::cli::{RecordArgs, SampleArgs, SourceArgs, WatchArgs};
+use crate::cmd::{AnyHw, UsageError};
+use crate::engine::Engine;
+use crate::machine::Machine;
+use crate::pipeline::control::Control;
+use crate::pipeline::live::{self, End, Live, Phase};
+use crate::pipeline::{Driver, Flow};
+use crate::sampler::Sampler;
+use crate::serve::http::{self, Limits};
+use crate::serve::webconfig::{self, WebConfig};
+use crate::serve::{Detail, ExportSink, Exporter, Shared};
+use crate::source::fs::Fs;
+use crate::stop::Stop;
+
+/// `noisetop serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port to serve /metrics on (loopback unless told).
+    #[arg(long, default_value = "127.0.0.1:9877", value_name = "ADDR:PORT")]
+    pub listen: String,
+    /// TLS and basic auth, in the exporter toolkit's YAML format (as for
+    /// `node_exporter`'s `--web.config.file`).
+    #[arg(long, value_name = "FILE")]
+    pub web_config: Option<PathBuf>,
+    /// Which CPUs get per-mode, per-state and per-device series: watched,
+    /// isolated and `nohz_full` ones (the rest summed per package), or all.
+    #[arg(long, value_enum, default_value_t = Detail::Watched)]
+    pub detail: Detail,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub record: RecordArgs,
+}
+
+/// Serves until SIGTERM, SIGINT or SIGHUP (or `--count` intervals).
+pub fn run(a: &ServeArgs) -> Result<()> {
+    let web = match &a.web_config {
+        Some(p) => webconfig::load(p).map_err(|e| UsageError(format!("--web-config {e}")))?,
+        None => WebConfig::default(),
+    };
+    let watched = a
+        .watch
+        .watch
+        .as_ref()
+        .map(|w| w.0.clone())
+        .unwrap_or_default();
+    if let Some(cpu) = a.watch.pin {
+        crate::sys::pin_to(&[cpu])
+            .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
+    }
+    // the sampler and the HTTP thread both stay off the benchmark
+    crate::cmd::keep_off(&watched, a.watch.pin.is_some())?;
+    let roots = crate::cmd::roots(&a.source);
+    let mut fs = Fs::new(roots.clone());
+    let machine = Machine::read(&mut fs);
+    crate::cmd::check_cpus("--watch", &watched, &machine)?;
+    let tree = crate::cmd::tree_kind(&a.source, &roots);
+    let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
+    let config = crate::cmd::load_config(a.watch.config.as_deref())?;
+    let server = http::bind(&a.listen, &web, Limits::default()).map_err(|e| anyhow!(e))?;
+    let shared = Arc::new(Shared::default());
+    let exporter = Arc::new(Mutex::new(Exporter::new(
+        Arc::clone(&shared),
+        machine.clone(),
+        &watched,
+        a.detail,
+    )));
+    let mut sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
+    sinks.push(Box::new(ExportSink(Arc::clone(&exporter))));
+    let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
+    if let Some(files) = a.sample.budget {
+        engine.sampler.set_budget(files);
+    }
+    let mut driver: Driver<AnyHw> = Driver::new(engine).with_config(config).watching(&watched);
+    let (t, missing) = crate::cmd::tracer_for(
+        &tree,
+        &roots,
+        &watched,
+        a.watch.no_trace,
+        a.watch.owner.clone(),
+    );
+    driver.set_tracer(t, missing);
+    let stop = Stop::on_signals().context("cannot install signal handlers")?;
+    let handle = server
+        .spawn(Arc::clone(&shared))
+        .context("cannot start the HTTP thread")?;
+    let scheme = if web.tls.is_some() { "https" } else { "http" };
+    eprintln!("noisetop: serving {scheme}://{}/metrics", handle.addr());
+    let live = Live {
+        control: Arc::new(Control::new(a.sample.interval)),
+        stop,
+        count: Some(a.sample.count.unwrap_or(u64::MAX)),
+    };
+    let mut hook = |p: Phase, d: &mut Driver<AnyHw>| -> Result<()> {
+        if let (Phase::After(_), Some(snap)) = (p, d.engine.last()) {
+            exporter
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .observe(snap);
+        }
+        Ok(())
+    };
+    let end = live::run(&mut driver, &live, &mut sinks, Some(&mut hook), &mut |_| {
+        Flow::Continue
+    });
+    handle.stop();
+    // closes the recording (flushed) before its summary
+    drop(sinks);
+    crate::record::sink::print_summary(&a.record, true);
+    match end {
+        End::Failed(e) => bail!(e),
+        _ => Ok(()),
+    }
+}
