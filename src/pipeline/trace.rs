@@ -184,7 +184,7 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         .filter(|t| !t.owner && t.task.tid != 0 && t.ns > 0)
         .map(|t| Intruder {
             task: task(&t.task, proc),
-            ns: t.ns,
+            ns: t.charged_ns.unwrap_or(t.ns),
             slices: t.slices,
         })
         .collect();
@@ -212,6 +212,9 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         intruders,
         stolen,
         unseen_ns: c.unseen_ns,
+        idle_ns: c.idle_ns,
+        unknown_ns: c.unknown_ns,
+        idle_edge_ns: c.idle_edge_ns,
     }
 }
 
