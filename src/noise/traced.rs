@@ -23,12 +23,15 @@ pub struct TracedTask {
 pub struct Intruder {
     /// The task.
     pub task: TracedTask,
-    /// Time it ran on the CPU, ns: the scheduler's charge (what its
-    /// schedstat counts) where the kernel writes run time records, else
-    /// its time between its switches.
+    /// Time it ran on the CPU between its switches, ns (interrupts not
+    /// included).
     pub ns: u64,
     /// How many times it was switched in.
     pub slices: u64,
+    /// What the scheduler charged it, ns (what its schedstat counts: from
+    /// its wake-ups, and the interrupts that hit it), where the kernel
+    /// writes run time records.
+    pub charged_ns: Option<u64>,
 }
 
 /// Time one interrupt source took from the CPU.

@@ -184,8 +184,9 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         .filter(|t| !t.owner && t.task.tid != 0 && t.ns > 0)
         .map(|t| Intruder {
             task: task(&t.task, proc),
-            ns: t.charged_ns.unwrap_or(t.ns),
+            ns: t.ns,
             slices: t.slices,
+            charged_ns: t.charged_ns,
         })
         .collect();
     intruders.sort_by_key(|i| std::cmp::Reverse(i.ns));

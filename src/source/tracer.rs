@@ -348,7 +348,14 @@ impl Tracer {
 
     /// Reads everything written since the last drain and accounts it up to now.
     pub fn drain(&mut self) -> TraceWindow {
-        let now = monotonic_ns();
+        self.drain_until(monotonic_ns())
+    }
+
+    /// Like [`Self::drain`], with the window ending at `now`
+    /// (`CLOCK_MONOTONIC` ns, not in the future): a caller that reads the
+    /// kernel's own counters just before and after taking `now` holds the
+    /// window to them exactly, however long the reading takes.
+    pub fn drain_until(&mut self, now: u64) -> TraceWindow {
         let mut out = TraceWindow::default();
         for ring in &mut self.rings {
             drain_ring(ring, &self.decoder, now);
