@@ -558,7 +558,7 @@ pub mod build {
     /// `__data_loc` string after the fixed fields.
     pub fn runtime(comm: &str, tid: i32, ns: u64) -> Vec<u8> {
         let mut r = common(STAT_RUNTIME, tid, 24);
-        let loc = ((comm.len() as u32 + 1) << 16) | 24;
+        let loc = ((comm.len() as u32 + 1) << 16) | 0x18;
         r[8..12].copy_from_slice(&loc.to_ne_bytes());
         r[12..16].copy_from_slice(&tid.to_ne_bytes());
         r[16..24].copy_from_slice(&ns.to_ne_bytes());
