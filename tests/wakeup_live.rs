@@ -109,6 +109,9 @@ struct Measured {
     cpuidle_busy: Option<u64>,
     window: u64,
     lost: u64,
+    /// Every task's charge, and every interrupt's time, over the windows.
+    all_charged: u64,
+    all_irq: u64,
 }
 
 /// Traces CPU 1 for `secs` one-second windows while `tid` runs there.
@@ -135,6 +138,8 @@ fn measure(tid: u32, schedstat: &Path, secs: u32) -> Measured {
         cpuidle_busy: None,
         window: 0,
         lost: 0,
+        all_charged: 0,
+        all_irq: 0,
     };
     let (mut a, mut b) = (a0, b0);
     for _ in 0..secs {
@@ -168,6 +173,13 @@ fn measure(tid: u32, schedstat: &Path, secs: u32) -> Measured {
             .sum::<u64>();
         m.traced_busy += c.window_ns - c.idle_ns - c.unknown_ns;
         m.window += c.window_ns;
+        m.all_charged += c.tasks.iter().filter_map(|t| t.charged_ns).sum::<u64>();
+        m.all_irq += c
+            .sources
+            .iter()
+            .filter(|s| s.kind != SourceKind::Task)
+            .map(|s| s.ns)
+            .sum::<u64>();
         // the window adds up: tasks, interrupts and unknown time
         let accounted: u64 = c.tasks.iter().map(|t| t.ns).sum::<u64>()
             + c.sources
@@ -240,6 +252,16 @@ fn hold(what: &str, m: &Measured) {
         println!("{what}: {} records lost: figures low, and said", m.lost);
         return;
     }
+    // the scheduler moves time between tasks but makes none: its charges
+    // add up to the busy time (less the interrupts where it counts those
+    // apart)
+    assert!(
+        within(m.all_charged, m.traced_busy - m.all_irq, m.traced_busy, 5.0),
+        "{what}: every task charged {} ns, busy {} ns with {} ns of interrupts",
+        m.all_charged,
+        m.traced_busy,
+        m.all_irq
+    );
     if !within(charged, m.lo, m.hi, 5.0) {
         // records missing without a word from the kernel (seen once on the
         // loaded VM, busy time agreeing and LOC short): the cross-check
