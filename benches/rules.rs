@@ -31,6 +31,7 @@ fn traced(cpu: u32) -> Traced {
                     task: task("kworker", 200 + i),
                     ns: 10_000 * u64::from(i + 1),
                     slices: 3,
+                    charged_ns: None,
                 })
                 .collect(),
             stolen: (0..20)
@@ -44,6 +45,9 @@ fn traced(cpu: u32) -> Traced {
                 })
                 .collect(),
             unseen_ns: 0,
+            idle_ns: 0,
+            unknown_ns: 0,
+            idle_edge_ns: 0,
         }],
         lost: 0,
         idle_hidden: false,

@@ -65,8 +65,14 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
         .iter()
         .take(SHOWN)
         .map(|i| {
+            // the scheduler's charge is what top and schedstat show: said
+            // beside the time between switches where they differ
+            let charged = i
+                .charged_ns
+                .filter(|c| c.abs_diff(i.ns) * 20 > i.ns)
+                .map_or_else(String::new, |c| format!(" (charged {})", ms(c)));
             format!(
-                "{}[{}] ran {} in {} slice{}",
+                "{}[{}] ran {} in {} slice{}{charged}",
                 i.task.comm,
                 i.task.pid,
                 ms(i.ns),

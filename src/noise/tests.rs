@@ -576,15 +576,20 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
                     task: traced_task("stress", 4242, false),
                     ns: 41_000_000,
                     slices: 12,
+                    charged_ns: Some(45_500_000),
                 },
                 Intruder {
                     task: traced_task("kworker/1:2", 88, true),
                     ns: 2_000_000,
                     slices: 3,
+                    charged_ns: None,
                 },
             ],
             stolen: Vec::new(),
             unseen_ns: 0,
+            idle_ns: 0,
+            unknown_ns: 0,
+            idle_edge_ns: 0,
         }],
         lost: 0,
         idle_hidden: false,
@@ -604,8 +609,8 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
     assert_eq!(f.label, "stress");
     assert_eq!(
         f.evidence,
-        "CPU 1: stress[4242] ran 41 ms in 12 slices, kworker/1:2[88] ran 2.0 ms in 3 slices: \
-         43 ms (4.30 % of the time) (the CPU belongs to bench[4000])"
+        "CPU 1: stress[4242] ran 41 ms in 12 slices (charged 46 ms), kworker/1:2[88] ran 2.0 ms \
+         in 3 slices: 43 ms (4.30 % of the time) (the CPU belongs to bench[4000])"
     );
     // the per-CPU kworker cannot move; the user task can
     assert_eq!(f.fix.as_deref(), Some("taskset -apc 0,2-3 4242"));
@@ -675,6 +680,9 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
                 },
             ],
             unseen_ns: 0,
+            idle_ns: 0,
+            unknown_ns: 0,
+            idle_edge_ns: 0,
         }],
         lost: 0,
         idle_hidden: false,
@@ -719,6 +727,9 @@ fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
             intruders: Vec::new(),
             stolen: Vec::new(),
             unseen_ns,
+            idle_ns: 0,
+            unknown_ns: 0,
+            idle_edge_ns: 0,
         }],
         lost: 0,
         idle_hidden: true,

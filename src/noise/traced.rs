@@ -23,10 +23,15 @@ pub struct TracedTask {
 pub struct Intruder {
     /// The task.
     pub task: TracedTask,
-    /// Time it ran on the CPU, ns.
+    /// Time it ran on the CPU between its switches, ns (interrupts not
+    /// included).
     pub ns: u64,
     /// How many times it was switched in.
     pub slices: u64,
+    /// What the scheduler charged it, ns (what its schedstat counts: from
+    /// its wake-ups, and the interrupts that hit it), where the kernel
+    /// writes run time records.
+    pub charged_ns: Option<u64>,
 }
 
 /// Time one interrupt source took from the CPU.
@@ -63,6 +68,13 @@ pub struct TracedCpu {
     /// for some of it (one whose events perf does not get), how long is
     /// not known.
     pub unseen_ns: u64,
+    /// Time the idle task was current, ns (with what ran unseen while it
+    /// was: see the cross-check in `trace::crosscheck`).
+    pub idle_ns: u64,
+    /// Time no record accounts for, ns (`unseen_ns` included).
+    pub unknown_ns: u64,
+    /// Of `idle_ns`, the idle runs at the window's edges, ns.
+    pub idle_edge_ns: u64,
 }
 
 /// Every traced CPU of an interval, and what could not be traced.

@@ -6,6 +6,7 @@
 //! [`Driver::step`]; they differ only in what sets the pace.
 
 pub mod control;
+pub mod crosscheck;
 pub mod live;
 pub mod replay;
 pub mod trace;
@@ -114,6 +115,9 @@ pub struct Driver<H: Hardware> {
     /// A window showed that the kernel gives perf no events of the idle
     /// task (said in the status from then on).
     idle_hidden: bool,
+    /// Where the last window's trace disagreed with cpuidle and
+    /// /proc/interrupts, with both numbers.
+    disagree: Vec<String>,
     online: Vec<u32>,
 }
 
@@ -138,6 +142,7 @@ impl<H: Hardware> Driver<H> {
             trace_missing: None,
             trace_said: None,
             idle_hidden: false,
+            disagree: Vec::new(),
             online,
         }
     }
@@ -211,6 +216,10 @@ impl<H: Hardware> Driver<H> {
                          idle CPU count as idle",
                     );
                 }
+                for d in &self.disagree {
+                    said.push_str("; ");
+                    said.push_str(d);
+                }
                 said
             }
             (Some(_), None) => "who ran: tracepoints on the watched CPUs (none watched)".into(),
@@ -241,6 +250,10 @@ impl<H: Hardware> Driver<H> {
             },
         );
         self.idle_hidden |= trace.as_ref().is_some_and(|t| t.idle_hidden);
+        self.disagree = trace
+            .as_ref()
+            .map(|t| crosscheck::check(t, &interval))
+            .unwrap_or_default();
         let mut notes = Vec::new();
         let said = self.trace_status();
         if self.trace_said.as_ref() != Some(&said) {

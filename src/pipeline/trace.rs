@@ -186,6 +186,7 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
             task: task(&t.task, proc),
             ns: t.ns,
             slices: t.slices,
+            charged_ns: t.charged_ns,
         })
         .collect();
     intruders.sort_by_key(|i| std::cmp::Reverse(i.ns));
@@ -212,6 +213,9 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         intruders,
         stolen,
         unseen_ns: c.unseen_ns,
+        idle_ns: c.idle_ns,
+        unknown_ns: c.unknown_ns,
+        idle_edge_ns: c.idle_edge_ns,
     }
 }
 

@@ -192,7 +192,16 @@ pub(crate) fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
         .any_pid()
         .include_kernel()
         .sample_period(1)
-        .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CPU | SampleFlag::RAW)
+        // with the period in each sample the kernel writes one sample per
+        // event even where the event counts more than 1 (sched_stat_runtime
+        // counts its ns: without it, one sample per ns, throttled)
+        .sample(
+            SampleFlag::TID
+                | SampleFlag::TIME
+                | SampleFlag::CPU
+                | SampleFlag::PERIOD
+                | SampleFlag::RAW,
+        )
         .clockid(Clock::MONOTONIC)
         // The largest watermark the kernel accepts is the ring's data size;
         // no wakeup_events (that would wake per sample).
@@ -276,6 +285,14 @@ impl Tracer {
                         note_once(&mut notes, name, || format!("{e}: left out with its entry"));
                         others.pop();
                     }
+                    // without the scheduler's charges a task's time is its
+                    // slices: short of its schedstat by its wake-ups
+                    (Tracepoint::Runtime, Err(e)) => note_once(&mut notes, name, || {
+                        format!(
+                            "{e}: left out (a task's time is then its slices, without what \
+                             the scheduler charges it before it switches in)"
+                        )
+                    }),
                     (_, Err(e)) => return Err(e),
                 }
             }
@@ -331,7 +348,14 @@ impl Tracer {
 
     /// Reads everything written since the last drain and accounts it up to now.
     pub fn drain(&mut self) -> TraceWindow {
-        let now = monotonic_ns();
+        self.drain_until(monotonic_ns())
+    }
+
+    /// Like [`Self::drain`], with the window ending at `now`
+    /// (`CLOCK_MONOTONIC` ns, not in the future): a caller that reads the
+    /// kernel's own counters just before and after taking `now` holds the
+    /// window to them exactly, however long the reading takes.
+    pub fn drain_until(&mut self, now: u64) -> TraceWindow {
         let mut out = TraceWindow::default();
         for ring in &mut self.rings {
             drain_ring(ring, &self.decoder, now);

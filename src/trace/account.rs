@@ -53,6 +53,20 @@ pub struct TaskTime {
     pub max_ns: u64,
     /// Part of the owner of the CPU.
     pub owner: bool,
+    /// Run time the scheduler charged it in the window, ns, from its own
+    /// `sched_stat_runtime` records: what /proc/PID/schedstat adds up (with
+    /// the interrupts that hit it, and from its wake-up rather than its
+    /// switch in). `None` where the kernel gives no such records, and for
+    /// idle. A charge is counted in the window where it is written.
+    pub charged_ns: Option<u64>,
+    /// Interrupt handlers that ran while it was the current task, ns (not
+    /// in `ns`; the scheduler charges them to it on a kernel without
+    /// `CONFIG_IRQ_TIME_ACCOUNTING`).
+    pub irq_ns: u64,
+    /// Of `ns`, the time before its switches out of idle that the kernel
+    /// charges it (the interrupt that woke it and the switch to it), ns:
+    /// no record of the idle task shows it; its own run time records do.
+    pub wake_ns: u64,
 }
 
 /// What took the time.
@@ -135,6 +149,14 @@ pub struct CpuTrace {
     /// kernel gives perf no samples from the idle task, so an interrupt that
     /// hit this CPU while it idled is counted as idle time.
     pub idle_exits_hidden: u64,
+    /// Time taken from idle and given to the tasks it woke (their
+    /// [`TaskTime::wake_ns`]), ns: work done while the idle task was
+    /// current that the woken task's run time records show.
+    pub idle_wake_ns: u64,
+    /// Of `idle_ns`, the idle runs that touch the window's start or end,
+    /// ns: where cpuidle's residency may not be counted yet (a state is
+    /// counted when the CPU leaves it).
+    pub idle_edge_ns: u64,
 }
 
 impl CpuTrace {
@@ -181,6 +203,34 @@ struct Slice {
     in_shown: bool,
     ns: u64,
     pend: u64,
+    /// When it began (the switch in, or the window start for a slice
+    /// already running).
+    began: u64,
+    /// Of `ns`, the part before this window.
+    before_window: u64,
+    /// It was running when the window began.
+    carried: bool,
+    /// The idle run just before it in this window, ns (0: it did not
+    /// begin with a switch out of idle in this window).
+    idle_before: u64,
+    /// The scheduler's run time records of it during the slice, ns.
+    runtime: u64,
+}
+
+impl Slice {
+    fn new(tid: u32, in_shown: bool, began: u64) -> Slice {
+        Slice {
+            tid,
+            in_shown,
+            ns: 0,
+            pend: 0,
+            began,
+            before_window: 0,
+            carried: false,
+            idle_before: 0,
+            runtime: 0,
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -189,6 +239,8 @@ struct TaskAcc {
     slices: u64,
     carried: u64,
     max_ns: u64,
+    charged: u64,
+    wake: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -220,6 +272,9 @@ pub struct CpuAccount {
     unmatched: u64,
     idle_exits_hidden: u64,
     last_tgid: (u32, u32),
+    runtime_seen: bool,
+    idle_wake_ns: u64,
+    idle_edge_ns: u64,
 }
 
 /// Deepest nesting kept; more means exits were lost.
@@ -248,6 +303,9 @@ impl CpuAccount {
             unmatched: 0,
             idle_exits_hidden: 0,
             last_tgid: (u32::MAX, u32::MAX),
+            runtime_seen: false,
+            idle_wake_ns: 0,
+            idle_edge_ns: 0,
         }
     }
 
@@ -319,13 +377,41 @@ impl CpuAccount {
 
     fn begin_slice(&mut self, tid: u32, in_shown: bool) {
         self.settle_slice();
-        self.current = Some(Slice {
-            tid,
-            in_shown,
-            ns: 0,
-            pend: 0,
-        });
+        let mut next = Slice::new(tid, in_shown, self.last);
+        if let Some(c) = self.current {
+            self.end_slice(&c);
+            if c.tid == 0 && tid != 0 {
+                next.idle_before = c.ns - c.before_window;
+            }
+        }
+        self.current = Some(next);
         self.tasks.entry(tid).or_default().slices += 1;
+    }
+
+    /// A slice ends now (`self.last`). The scheduler charged a task that
+    /// left idle from its wake-up, in the idle task's interrupt, which no
+    /// record of idle shows: its run time records over the slice, less the
+    /// slice, is that time. It moves from idle to the task, never more
+    /// than the idle run before it.
+    fn end_slice(&mut self, c: &Slice) {
+        if c.carried && c.tid == 0 {
+            self.idle_edge_ns += c.ns - c.before_window;
+        }
+        if c.idle_before == 0 || c.runtime == 0 {
+            return;
+        }
+        let span = self.last.saturating_sub(c.began);
+        let lead = c.runtime.saturating_sub(span).min(c.idle_before);
+        if lead == 0 {
+            return;
+        }
+        let idle = self.tasks.entry(0).or_default();
+        let lead = lead.min(idle.ns);
+        idle.ns -= lead;
+        let t = self.tasks.entry(c.tid).or_default();
+        t.ns += lead;
+        t.wake += lead;
+        self.idle_wake_ns += lead;
     }
 
     fn end_frame(&mut self, mut f: Frame) {
@@ -402,12 +488,9 @@ impl CpuAccount {
         match (self.current, who) {
             (None, Some(tid)) => {
                 // The first event names the task that ran since the start.
-                self.current = Some(Slice {
-                    tid,
-                    in_shown: true,
-                    ns: 0,
-                    pend: 0,
-                });
+                let mut first = Slice::new(tid, true, self.start);
+                first.carried = true;
+                self.current = Some(first);
                 let acc = self.tasks.entry(tid).or_default();
                 acc.slices += 1;
                 acc.carried += 1;
@@ -469,6 +552,13 @@ impl CpuAccount {
                 }
                 self.end_all_frames();
                 self.begin_slice(e.tid, true);
+            }
+            Event::Runtime { tid, ns } => {
+                self.runtime_seen = true;
+                self.tasks.entry(tid).or_default().charged += ns;
+                if let Some(c) = self.current.as_mut().filter(|c| c.tid == tid) {
+                    c.runtime += ns;
+                }
             }
             Event::Fork {
                 parent_tid,
@@ -534,6 +624,13 @@ impl CpuAccount {
         } else {
             None
         };
+        if let Some(c) = self.current.filter(|c| c.tid == 0) {
+            self.idle_edge_ns += c.ns - c.before_window;
+        }
+        let mut irq_ns: HashMap<u32, u64> = HashMap::default();
+        for ((_, tid), ns) in &self.interrupted {
+            *irq_ns.entry(*tid).or_default() += ns;
+        }
         let mut tasks: Vec<TaskTime> = self
             .tasks
             .iter()
@@ -544,6 +641,9 @@ impl CpuAccount {
                 carried: a.carried,
                 max_ns: a.max_ns,
                 owner: self.is_owner(tid, owner_auto),
+                charged_ns: (self.runtime_seen && tid != 0).then_some(a.charged),
+                irq_ns: irq_ns.get(&tid).copied().unwrap_or(0),
+                wake_ns: a.wake,
             })
             .collect();
         tasks.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.task.tid.cmp(&b.task.tid)));
@@ -621,6 +721,8 @@ impl CpuAccount {
             lost: self.lost,
             unmatched: self.unmatched,
             idle_exits_hidden: self.idle_exits_hidden,
+            idle_wake_ns: self.idle_wake_ns,
+            idle_edge_ns: self.idle_edge_ns,
         };
 
         self.start = end.max(self.start);
@@ -634,7 +736,14 @@ impl CpuAccount {
         self.lost = 0;
         self.unmatched = 0;
         self.idle_exits_hidden = 0;
-        if let Some(c) = self.current {
+        self.runtime_seen = false;
+        self.idle_wake_ns = 0;
+        self.idle_edge_ns = 0;
+        if let Some(c) = self.current.as_mut() {
+            // what came before this window stays in the one it was counted in
+            c.before_window = c.ns;
+            c.carried = true;
+            c.idle_before = 0;
             let acc = self.tasks.entry(c.tid).or_default();
             acc.slices = 1;
             acc.carried = 1;
@@ -662,6 +771,8 @@ struct SessionCpu {
     lost: u64,
     unmatched: u64,
     idle_exits_hidden: u64,
+    idle_wake_ns: u64,
+    idle_edge_ns: u64,
     owner_given: bool,
     tasks: HashMap<u32, TaskTime>,
     sources: HashMap<(SourceKind, String, Option<u32>), Stolen>,
@@ -702,6 +813,8 @@ impl TraceSession {
             s.lost += c.lost;
             s.unmatched += c.unmatched;
             s.idle_exits_hidden += c.idle_exits_hidden;
+            s.idle_wake_ns += c.idle_wake_ns;
+            s.idle_edge_ns += c.idle_edge_ns;
             s.owner_given = c.owner_given;
             for t in &c.tasks {
                 let e = s.tasks.entry(t.task.tid).or_insert_with(|| TaskTime {
@@ -711,7 +824,15 @@ impl TraceSession {
                     carried: 0,
                     max_ns: 0,
                     owner: false,
+                    charged_ns: None,
+                    irq_ns: 0,
+                    wake_ns: 0,
                 });
+                if let Some(c) = t.charged_ns {
+                    e.charged_ns = Some(e.charged_ns.unwrap_or(0) + c);
+                }
+                e.irq_ns += t.irq_ns;
+                e.wake_ns += t.wake_ns;
                 if t.task.comm.is_some() {
                     e.task.comm.clone_from(&t.task.comm);
                 }
@@ -781,6 +902,8 @@ impl TraceSession {
                     lost: s.lost,
                     unmatched: s.unmatched,
                     idle_exits_hidden: s.idle_exits_hidden,
+                    idle_wake_ns: s.idle_wake_ns,
+                    idle_edge_ns: s.idle_edge_ns,
                 }
             })
             .collect();
@@ -1209,5 +1332,96 @@ mod tests {
         assert_eq!((c.unknown_ns, c.unseen_ns, c.unmatched), (640, 640, 1));
         assert_eq!(c.idle_ns, 100 + 190);
         assert_eq!(accounted(&c), 1000);
+    }
+
+    fn runtime(time: u64, tid: u32, ns: u64) -> Decoded<'static> {
+        ev(time, tid, Event::Runtime { tid, ns })
+    }
+
+    #[test]
+    fn a_wake_up_out_of_idle_the_kernel_charges_moves_from_idle_to_the_woken_task() {
+        // The timer wakes tid 30 in idle (no record), the switch-in record
+        // comes at 400; the scheduler charges 30 from its wake-up at 388:
+        // its records add 12 more than its slice (400..450).
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(0, ("agent", 30), ("swapper/1", 0)));
+        a.event(&switch_in(400, 30, 0));
+        a.event(&ev(420, 30, Event::VectorEntry(Vector::LocalTimer)));
+        a.event(&ev(425, 30, Event::VectorExit(Vector::LocalTimer)));
+        a.event(&runtime(449, 30, 62));
+        a.event(&switch(450, ("agent", 30), ("swapper/1", 0)));
+        let c = a.flush(1000);
+        let t = task(&c, 30);
+        assert_eq!(
+            (t.ns, t.wake_ns, t.irq_ns, t.charged_ns),
+            (50 - 5 + 12, 12, 5, Some(62))
+        );
+        assert_eq!(c.idle_ns, 400 - 12 + 550);
+        assert_eq!(c.idle_wake_ns, 12);
+        assert_eq!(c.idle_edge_ns, 550, "the idle run at the window's end");
+        assert_eq!(t.ns + t.irq_ns, t.charged_ns.unwrap());
+        assert_eq!(accounted(&c), 1000);
+        assert_eq!(task(&c, 0).charged_ns, None, "idle is never charged");
+    }
+
+    #[test]
+    fn a_charge_no_larger_than_the_slice_moves_nothing_and_never_more_than_idle_ran() {
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(0, ("agent", 30), ("swapper/1", 0)));
+        a.event(&switch_in(10, 30, 0));
+        // charged 500 for a 40 ns slice after 10 ns of idle: 10 at most
+        a.event(&runtime(49, 30, 500));
+        a.event(&switch(50, ("agent", 30), ("swapper/1", 0)));
+        // preempted by a kworker (not out of idle): its own charge
+        // beyond its slice stays where the records put the time
+        a.event(&switch_in(300, 30, 0));
+        a.event(&runtime(330, 30, 30));
+        a.event(&switch(340, ("agent", 30), ("kworker/1:2", 20)));
+        a.event(&runtime(390, 20, 80));
+        a.event(&switch(400, ("kworker/1:2", 20), ("swapper/1", 0)));
+        let c = a.flush(1000);
+        assert_eq!(task(&c, 30).wake_ns, 10);
+        assert_eq!(task(&c, 30).ns, 40 + 10 + 40);
+        assert_eq!(task(&c, 30).charged_ns, Some(530));
+        assert_eq!((task(&c, 20).ns, task(&c, 20).wake_ns), (60, 0));
+        assert_eq!(task(&c, 20).charged_ns, Some(80));
+        assert_eq!(c.idle_wake_ns, 10);
+        assert_eq!(accounted(&c), 1000);
+
+        // A window without run time records: no charge is known.
+        let c = a.flush(2000);
+        assert!(c.tasks.iter().all(|t| t.charged_ns.is_none()));
+        assert_eq!(c.idle_edge_ns, 1000);
+    }
+
+    #[test]
+    fn a_slice_across_the_window_edge_moves_nothing_from_the_window_before() {
+        let mut a = CpuAccount::new(1, 0);
+        a.event(&switch(100, ("agent", 30), ("swapper/1", 0)));
+        a.event(&switch_in(900, 30, 0));
+        let w1 = a.flush(1000);
+        assert_eq!(w1.idle_ns, 800);
+        a.event(&runtime(1049, 30, 200));
+        a.event(&switch(1050, ("agent", 30), ("swapper/1", 0)));
+        let w2 = a.flush(2000);
+        assert_eq!((task(&w2, 30).ns, task(&w2, 30).wake_ns), (50, 0));
+        assert_eq!(task(&w2, 30).charged_ns, Some(200));
+        assert_eq!(w2.idle_ns, 950);
+        assert_eq!(accounted(&w2), 1000);
+        let mut s = TraceSession::new();
+        s.add(&TraceWindow {
+            cpus: vec![w1],
+            lost: 0,
+        });
+        s.add(&TraceWindow {
+            cpus: vec![w2],
+            lost: 0,
+        });
+        let tot = s.totals();
+        assert_eq!(task(&tot.cpus[0], 30).charged_ns, Some(200));
+        assert_eq!(
+            tot.cpus[0].idle_edge_ns, 950,
+            "the idle run at the end of window 2"
+        );
     }
 }

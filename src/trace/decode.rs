@@ -179,6 +179,8 @@ pub enum Tracepoint {
     VectorExit(Vector),
     /// `sched:sched_process_fork`: a task forked a child.
     Fork,
+    /// `sched:sched_stat_runtime`: the scheduler charged a task run time.
+    Runtime,
 }
 
 impl Tracepoint {
@@ -191,6 +193,7 @@ impl Tracepoint {
             Tracepoint::SoftirqEntry => ("irq", "softirq_entry".into()),
             Tracepoint::SoftirqExit => ("irq", "softirq_exit".into()),
             Tracepoint::Fork => ("sched", "sched_process_fork".into()),
+            Tracepoint::Runtime => ("sched", "sched_stat_runtime".into()),
             Tracepoint::VectorEntry(v) => ("irq_vectors", format!("{}_entry", v.event_base())),
             Tracepoint::VectorExit(v) => ("irq_vectors", format!("{}_exit", v.event_base())),
         }
@@ -224,6 +227,13 @@ pub enum Event<'a> {
     /// Thread `parent_tid` forked `child_tid`: a benchmark's children are
     /// its own, not intruders.
     Fork { parent_tid: u32, child_tid: u32 },
+    /// The scheduler added `ns` to task `tid`'s run time (`sum_exec_runtime`,
+    /// what /proc/PID/schedstat shows). Written where it charges the
+    /// running task, so in that task's own context: it shows what the
+    /// scheduler counts from before the switch in (from the task's
+    /// wake-up, the interrupt and the switch that ran it), also where the
+    /// kernel gives perf no events of the idle task it woke from.
+    Runtime { tid: u32, ns: u64 },
     /// The CPU switched from `prev_tid` into the task current when it fired.
     /// Not a tracepoint: perf's own switch record, written in the context of
     /// the task switched in. Some kernels give perf no samples from the idle
@@ -294,6 +304,10 @@ enum Layout {
         parent: IntAt,
         child: IntAt,
     },
+    Runtime {
+        pid: IntAt,
+        runtime: IntAt,
+    },
 }
 
 /// Decodes the payloads of the tracepoints it was built for.
@@ -336,6 +350,10 @@ impl Decoder {
                 Tracepoint::Fork => Layout::Fork {
                     parent: f.int("parent_pid")?,
                     child: f.int("child_pid")?,
+                },
+                Tracepoint::Runtime => Layout::Runtime {
+                    pid: f.int("pid")?,
+                    runtime: f.int("runtime")?,
                 },
             };
             let Ok(id) = u16::try_from(f.id) else {
@@ -387,6 +405,12 @@ impl Decoder {
         // event they are counted as other tasks
         if let Ok(f) = read(Tracepoint::Fork) {
             formats.push((Tracepoint::Fork, f));
+        }
+        // the scheduler's own charges: without them a task's time is its
+        // slices only (short of its schedstat by what it is charged before
+        // it switches in)
+        if let Ok(f) = read(Tracepoint::Runtime) {
+            formats.push((Tracepoint::Runtime, f));
         }
         for v in Vector::ALL.into_iter().filter(|v| v.can_sample()) {
             let (entry, exit) = (Tracepoint::VectorEntry(v), Tracepoint::VectorExit(v));
@@ -448,6 +472,10 @@ impl Decoder {
             Layout::Fork { parent, child } => Event::Fork {
                 parent_tid: int(parent, "parent_pid")? as u32,
                 child_tid: int(child, "child_pid")? as u32,
+            },
+            Layout::Runtime { pid, runtime } => Event::Runtime {
+                tid: int(pid, "pid")? as u32,
+                ns: int(runtime, "runtime")? as u64,
             },
         };
         Ok(Decoded {
@@ -523,6 +551,22 @@ pub mod build {
         r
     }
 
+    /// `sched:sched_stat_runtime`.
+    pub const STAT_RUNTIME: u16 = 363;
+
+    /// A `sched_stat_runtime` payload: `tid` charged `ns`, its comm as a
+    /// `__data_loc` string after the fixed fields.
+    pub fn runtime(comm: &str, tid: i32, ns: u64) -> Vec<u8> {
+        let mut r = common(STAT_RUNTIME, tid, 24);
+        let loc = ((comm.len() as u32 + 1) << 16) | 0x18;
+        r[8..12].copy_from_slice(&loc.to_ne_bytes());
+        r[12..16].copy_from_slice(&tid.to_ne_bytes());
+        r[16..24].copy_from_slice(&ns.to_ne_bytes());
+        r.extend_from_slice(comm.as_bytes());
+        r.push(0);
+        r
+    }
+
     /// A `local_timer_entry`/`_exit` payload.
     pub fn local_timer(exit: bool) -> Vec<u8> {
         let mut r = common(
@@ -562,7 +606,8 @@ mod tests {
     fn loads_every_event_of_the_fixture_tree() {
         let d = Decoder::load(&fixture_events()).unwrap();
         let names: Vec<String> = d.events().iter().map(|(tp, _)| tp.path().1).collect();
-        assert_eq!(names.len(), 5 + 2 * 8, "{names:?}");
+        assert_eq!(names.len(), 5 + 1 + 2 * 8, "{names:?}");
+        assert!(names.contains(&"sched_stat_runtime".to_owned()));
         // The kernel refuses to sample irq_work_exit.
         assert!(!names.contains(&"irq_work_entry".to_owned()));
         assert!(names.contains(&"local_timer_entry".to_owned()));
@@ -644,6 +689,23 @@ mod tests {
         assert_eq!(
             d.decode(&sample(&raw)).unwrap().event,
             Event::VectorEntry(Vector::Reschedule)
+        );
+    }
+
+    #[test]
+    fn decodes_the_schedulers_run_time_charge() {
+        let d = Decoder::load(&fixture_events()).unwrap();
+        let raw = build::runtime("stress-ng-timer", 26399, 49_446);
+        assert_eq!(
+            d.decode(&sample(&raw)).unwrap().event,
+            Event::Runtime {
+                tid: 26399,
+                ns: 49_446
+            }
+        );
+        assert_eq!(
+            d.decode(&sample(&raw[..20])),
+            Err(DecodeError::Short("runtime"))
         );
     }
 

@@ -8,6 +8,7 @@
 //! `source::tracer`.
 
 pub mod account;
+pub mod crosscheck;
 pub mod decode;
 pub mod format;
 pub mod procinfo;

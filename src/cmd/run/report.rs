@@ -96,10 +96,13 @@ pub struct TaskTotal {
     pub comm: String,
     /// Process id.
     pub pid: u32,
-    /// Time on the CPU, ns.
+    /// Time on the CPU between its switches, ns.
     pub ns: u64,
     /// Times switched in.
     pub slices: u64,
+    /// What the scheduler charged it on this CPU, ns (what its schedstat
+    /// counts), where the kernel writes run time records.
+    pub charged_ns: Option<u64>,
 }
 
 /// One watched CPU over the run.
@@ -282,6 +285,9 @@ impl Accumulator {
                         });
                     e.ns += i.ns;
                     e.slices += i.slices;
+                    if let Some(c) = i.charged_ns {
+                        e.charged_ns = Some(e.charged_ns.unwrap_or(0) + c);
+                    }
                 }
                 for x in &t.stolen {
                     let e = a
@@ -676,6 +682,9 @@ mod tests {
                     intruders: Vec::new(),
                     stolen: Vec::new(),
                     unseen_ns,
+                    idle_ns: 0,
+                    unknown_ns: 0,
+                    idle_edge_ns: 0,
                 }],
                 lost: 0,
                 idle_hidden: true,
