@@ -42,6 +42,65 @@ fn captures() -> Option<PathBuf> {
     }
 }
 
+/// The ways a capture can hold its links: as stored in ../shared/captures,
+/// every link a real symbolic link (`tar`, `cp -a`, live sysfs), and every
+/// link a plain file holding its target (copies without symlink support).
+/// The readers must give the same answers on all three.
+fn link_forms(caps: &Path) -> [PathBuf; 3] {
+    static FORMS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let top = FORMS.get_or_init(|| {
+        let top = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capture-link-forms");
+        let _ = std::fs::remove_dir_all(&top);
+        for tree in SYS_TREES {
+            copy_tree(&caps.join(tree), &top.join("real").join(tree), true);
+            copy_tree(&caps.join(tree), &top.join("files").join(tree), false);
+        }
+        top
+    });
+    [caps.to_path_buf(), top.join("real"), top.join("files")]
+}
+
+/// Copies a tree (hard links where it can), turning every link into a real
+/// symbolic link (`real`) or into a link file.
+fn copy_tree(from: &Path, to: &Path, real: bool) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().unwrap();
+        let target = if kind.is_symlink() {
+            Some(std::fs::read_link(&src).unwrap())
+        } else if kind.is_file() {
+            stored_link_target(&src)
+        } else {
+            None
+        };
+        match target {
+            Some(t) if real => std::os::unix::fs::symlink(&t, &dst).unwrap(),
+            Some(t) => std::fs::write(&dst, t.to_str().unwrap()).unwrap(),
+            None if kind.is_dir() => copy_tree(&src, &dst, real),
+            None => {
+                if std::fs::hard_link(&src, &dst).is_err() {
+                    std::fs::copy(&src, &dst).unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// The target of a file that a capture stored in place of a link: one
+/// relative path with a `/`, naming something that exists beside it.
+fn stored_link_target(file: &Path) -> Option<PathBuf> {
+    if std::fs::metadata(file).ok()?.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
+    let t = text.trim_end_matches(['\n', '\0']);
+    let link =
+        !t.is_empty() && !t.starts_with('/') && t.contains('/') && !t.contains(char::is_whitespace);
+    (link && file.parent()?.join(t).exists()).then(|| PathBuf::from(t))
+}
+
 fn open(caps: &Path, tree: &str) -> Fs {
     Fs::new(Roots::under(&caps.join(tree)))
 }
@@ -827,6 +886,12 @@ fn cpufreq_matches_lscpu_scaling_and_limits() {
 #[test]
 fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost() {
     let Some(caps) = captures() else { return };
+    for form in link_forms(&caps) {
+        cpufreq_epyc_acpi_cpufreq_above_max_with_boost_in(&form);
+    }
+}
+
+fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost_in(caps: &Path) {
     let mut fs = open(&caps, "util-linux-epyc7451-2s-96cpu");
     let all = infos(&mut fs);
     assert_eq!(all.len(), 96);
@@ -856,6 +921,12 @@ fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost() {
 #[test]
 fn cpufreq_sysdev_002_policy_links_match_pcp() {
     let Some(caps) = captures() else { return };
+    for form in link_forms(&caps) {
+        cpufreq_sysdev_002_policy_links_match_pcp_in(&form);
+    }
+}
+
+fn cpufreq_sysdev_002_policy_links_match_pcp_in(caps: &Path) {
     let tree = "pcp-sysdev-002-i7-4810mq-8cpu";
     let text = expected(&caps, tree);
     let current = pcp_values(&text, "hinv.cpu.frequency_scaling.current");
@@ -982,6 +1053,12 @@ fn cpufreq_node_exporter_and_apple_match_their_peers() {
 #[test]
 fn cpufreq_layouts_policies_and_absence() {
     let Some(caps) = captures() else { return };
+    for form in link_forms(&caps) {
+        cpufreq_layouts_policies_and_absence_in(&form);
+    }
+}
+
+fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
     // procfs: cpu0/cpufreq links to policy0; cpu1/cpufreq is a real dir without scaling_cur_freq.
     let all = infos(&mut open(&caps, "procfs-fixtures"));
     assert_eq!(all[0].dir, "devices/system/cpu/cpufreq/policy0");
@@ -1199,6 +1276,12 @@ fn rapl_denki_joules_match_pmdadenki() {
 #[test]
 fn rapl_zone_layouts() {
     let Some(caps) = captures() else { return };
+    for form in link_forms(&caps) {
+        rapl_zone_layouts_in(&form);
+    }
+}
+
+fn rapl_zone_layouts_in(caps: &Path) {
     let ids = |zones: &[powercap::RaplZone]| zones.iter().map(|z| z.id.clone()).collect::<Vec<_>>();
     // bigsystem: nested dirs plus flat link files; intel-rapl:0 is package-1.
     let z = powercap::discover_zones(&mut open(&caps, "pcp-denki-bigsystem-2pkg-32cpu"));
