@@ -892,7 +892,7 @@ fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost() {
 }
 
 fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost_in(caps: &Path) {
-    let mut fs = open(&caps, "util-linux-epyc7451-2s-96cpu");
+    let mut fs = open(caps, "util-linux-epyc7451-2s-96cpu");
     let all = infos(&mut fs);
     assert_eq!(all.len(), 96);
     for i in &all {
@@ -928,13 +928,13 @@ fn cpufreq_sysdev_002_policy_links_match_pcp() {
 
 fn cpufreq_sysdev_002_policy_links_match_pcp_in(caps: &Path) {
     let tree = "pcp-sysdev-002-i7-4810mq-8cpu";
-    let text = expected(&caps, tree);
+    let text = expected(caps, tree);
     let current = pcp_values(&text, "hinv.cpu.frequency_scaling.current");
     let count = pcp_values(&text, "hinv.cpu.frequency_scaling.count");
     let max = pcp_values(&text, "hinv.cpu.frequency_scaling.max");
     let min = pcp_values(&text, "hinv.cpu.frequency_scaling.min");
     assert_eq!(current.len(), 8);
-    let mut fs = open(&caps, tree);
+    let mut fs = open(caps, tree);
     for i in infos(&mut fs) {
         let key = format!("cpu{}", i.cpu);
         let cur = i.cur_khz.unwrap();
@@ -1060,7 +1060,7 @@ fn cpufreq_layouts_policies_and_absence() {
 
 fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
     // procfs: cpu0/cpufreq links to policy0; cpu1/cpufreq is a real dir without scaling_cur_freq.
-    let all = infos(&mut open(&caps, "procfs-fixtures"));
+    let all = infos(&mut open(caps, "procfs-fixtures"));
     assert_eq!(all[0].dir, "devices/system/cpu/cpufreq/policy0");
     assert_eq!(
         (
@@ -1091,7 +1091,7 @@ fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
             .all(|i| i.driver.as_deref() == Some("intel_pstate"))
     );
     // qcom: three policies shared by their CPUs.
-    let mut fs = open(&caps, "util-linux-arm64-qcom-8cpu");
+    let mut fs = open(caps, "util-linux-arm64-qcom-8cpu");
     let all = infos(&mut fs);
     let policy: Vec<&str> = all
         .iter()
@@ -1110,7 +1110,7 @@ fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
     );
     assert_eq!(cpufreq::read_boost(&mut fs).cpufreq_boost, Some(true));
     // tigerlake: intel_pstate active with EPP and base_frequency.
-    let mut fs = open(&caps, "util-linux-tigerlake-linux6.2-8cpu");
+    let mut fs = open(caps, "util-linux-tigerlake-linux6.2-8cpu");
     let all = infos(&mut fs);
     assert!(
         all.iter()
@@ -1123,7 +1123,7 @@ fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
     );
     // nehalem and dell: real cpufreq dirs, acpi-cpufreq ondemand.
     for tree in ["util-linux-nehalem-64cpu", "util-linux-dell-e4310-4cpu"] {
-        let all = infos(&mut open(&caps, tree));
+        let all = infos(&mut open(caps, tree));
         assert!(
             all.iter()
                 .all(|i| i.dir.ends_with(&format!("cpu{}/cpufreq", i.cpu))),
@@ -1141,7 +1141,7 @@ fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
         "util-linux-riscv64-sg2042-64cpu",
         "pcp-denki-bigsystem-2pkg-32cpu",
     ] {
-        let mut fs = open(&caps, tree);
+        let mut fs = open(caps, tree);
         assert!(
             matches!(cpufreq::read_info(&mut fs, 0), Err(ReadError::Missing(_))),
             "{tree}"
@@ -1150,7 +1150,7 @@ fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
     }
     // The per-interval read gives what discovery saw, everywhere.
     for tree in SYS_TREES {
-        let mut fs = open(&caps, tree);
+        let mut fs = open(caps, tree);
         let Ok(cpus) = topology::online_cpus(&mut fs) else {
             continue;
         };
@@ -1284,7 +1284,7 @@ fn rapl_zone_layouts() {
 fn rapl_zone_layouts_in(caps: &Path) {
     let ids = |zones: &[powercap::RaplZone]| zones.iter().map(|z| z.id.clone()).collect::<Vec<_>>();
     // bigsystem: nested dirs plus flat link files; intel-rapl:0 is package-1.
-    let z = powercap::discover_zones(&mut open(&caps, "pcp-denki-bigsystem-2pkg-32cpu"));
+    let z = powercap::discover_zones(&mut open(caps, "pcp-denki-bigsystem-2pkg-32cpu"));
     assert_eq!(
         ids(&z),
         [
@@ -1306,7 +1306,7 @@ fn rapl_zone_layouts_in(caps: &Path) {
     );
     assert_eq!(z[0].path, "class/powercap/intel-rapl/intel-rapl:0");
     // ThinkPad: psys is its own top zone with no package.
-    let z = powercap::discover_zones(&mut open(&caps, "pcp-denki-thinkpad-l480"));
+    let z = powercap::discover_zones(&mut open(caps, "pcp-denki-thinkpad-l480"));
     let names: Vec<_> = z.iter().map(|z| (z.name.as_str(), z.package)).collect();
     assert_eq!(
         names,
@@ -1319,8 +1319,8 @@ fn rapl_zone_layouts_in(caps: &Path) {
         ]
     );
     // node_exporter e2e: node_rapl_*_joules_total = energy_uj / 1e6.
-    let text = expected(&caps, "node_exporter-fixtures");
-    let mut fs = open(&caps, "node_exporter-fixtures");
+    let text = expected(caps, "node_exporter-fixtures");
+    let mut fs = open(caps, "node_exporter-fixtures");
     let z = powercap::discover_zones(&mut fs);
     assert_eq!(ids(&z), ["intel-rapl:0", "intel-rapl:0:0"]);
     for (zone, metric) in z.iter().zip([
@@ -1339,7 +1339,7 @@ fn rapl_zone_layouts_in(caps: &Path) {
         assert_eq!(zone.max_energy_range_uj, Some(262_143_328_850));
     }
     // procfs class_powercap_test.go: 3 zones, zone[2] is the hex index 10.
-    let mut fs = open(&caps, "procfs-fixtures");
+    let mut fs = open(caps, "procfs-fixtures");
     let z = powercap::discover_zones(&mut fs);
     assert_eq!(ids(&z), ["intel-rapl:0", "intel-rapl:0:0", "intel-rapl:a"]);
     assert_eq!(
@@ -1354,7 +1354,7 @@ fn rapl_zone_layouts_in(caps: &Path) {
         "pcp-denki-apple-silicon-macbook",
     ] {
         assert_eq!(
-            powercap::discover_zones(&mut open(&caps, tree)),
+            powercap::discover_zones(&mut open(caps, tree)),
             [],
             "{tree}"
         );
