@@ -94,10 +94,12 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     })?;
     forwarder.close();
     // the last, partial interval: from the last sample to the command's
-    // end; a few milliseconds give rates no threshold can judge
-    if let Step::Sample(s) = driver.step()
+    // end; a few milliseconds give rates no threshold can judge. The
+    // recording gets exactly what the report counts (`dt_s` says how long).
+    if let Step::Sample(mut s) = driver.step()
         && s.interval.dt_s >= 0.1
     {
+        crate::pipeline::feed_sinks(&mut sinks, &mut s);
         acc.add(&s);
     }
     let facts = RunFacts {
