@@ -126,6 +126,13 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         rep.text()
     };
     emit(&mut std::io::stdout().lock(), &text)?;
+    drop(sinks);
+    if let Err(e) = crate::record::sink::finish(&a.record) {
+        eprintln!("noisetop: {e:#}");
+        if status.success() {
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     Ok(match (status.code(), rep.signal) {
         (Some(c), _) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
         (None, Some(sig)) => ExitCode::from(128u8.saturating_add(u8::try_from(sig).unwrap_or(0))),

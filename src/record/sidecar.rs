@@ -101,6 +101,22 @@ pub struct Sidecar {
     /// Every machine fact noisetop read, as it read them.
     #[serde(default)]
     pub machine: serde_json::Value,
+    /// Intervals sampled but not in the CSV (a write failed: a full disk).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostRange>,
+}
+
+/// A run of consecutive intervals that could not be written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostRange {
+    /// `t_s` where the first lost interval starts.
+    pub from_t_s: f64,
+    /// `t_s` where the last lost interval ends.
+    pub to_t_s: f64,
+    /// How many intervals.
+    pub intervals: u64,
+    /// The write error of the first one.
+    pub why: String,
 }
 
 /// Settings of the recording (not of the machine).
@@ -233,6 +249,7 @@ impl Sidecar {
             columns,
             facts: Facts::of(m),
             machine: serde_json::to_value(m).unwrap_or(serde_json::Value::Null),
+            lost: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! of rows, tagged with each CPU's verdict and finding ids.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::cli::RecordArgs;
@@ -11,9 +12,19 @@ use crate::pipeline::{Sample, Sink};
 use crate::record::sidecar::RecordMeta;
 use crate::record::writer::{OpenMode, RecordError, Recorder, RowTags};
 
+/// Intervals sampled but not written, over the process: one recording at
+/// most per run, and the command that started it reads this at its end.
+static LOST: AtomicU64 = AtomicU64::new(0);
+
+/// Set while a dashboard owns the terminal: a failed write is then said in
+/// its footer, and on stderr only once the screen is gone.
+static ON_SCREEN: AtomicBool = AtomicBool::new(false);
+
 /// The recorder, fed by the pipeline.
 pub struct RecordSink {
     rec: Recorder,
+    /// Whether the first failed write was said.
+    told: bool,
 }
 
 /// Opens the recorder `--record` asks for (none without it); an existing
@@ -41,8 +52,10 @@ pub fn open(
         watched: watched.to_vec(),
         command_line: std::env::args().collect(),
     };
+    LOST.store(0, Ordering::Relaxed);
     Ok(Some(RecordSink {
         rec: Recorder::create(path, mode, machine, &meta)?,
+        told: false,
     }))
 }
 
@@ -116,12 +129,23 @@ impl RecordSink {
 
 impl Sink for RecordSink {
     fn accept(&mut self, s: &Sample) -> Result<(), String> {
-        self.rec.write(&s.interval, &tags(s)).map_err(|e| {
-            format!(
-                "recording to {} failed: {e}; this interval is not in the file",
-                self.rec.path().display()
-            )
-        })
+        let Err(e) = self.rec.write(&s.interval, &tags(s)) else {
+            return Ok(());
+        };
+        LOST.fetch_add(1, Ordering::Relaxed);
+        if self.told {
+            // said once; the footer and the end of the run give the count
+            return Ok(());
+        }
+        self.told = true;
+        let msg = format!(
+            "recording to {} failed: {e}; intervals are lost until it can write again (counted at the end)",
+            self.rec.path().display()
+        );
+        if !ON_SCREEN.load(Ordering::Relaxed) {
+            eprintln!("noisetop: {msg}");
+        }
+        Err(msg)
     }
 
     fn status(&self) -> Option<String> {
@@ -130,12 +154,78 @@ impl Sink for RecordSink {
             .path()
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let lost: u64 = self.rec.lost().iter().map(|r| r.intervals).sum();
+        let lost = if lost > 0 {
+            format!(" · {lost} intervals lost")
+        } else {
+            String::new()
+        };
         Some(format!(
-            "rec {name} {} rows {}",
+            "rec {name} {} rows {}{lost}",
             self.rec.rows(),
             size(self.rec.bytes())
         ))
     }
+}
+
+impl Drop for RecordSink {
+    fn drop(&mut self) {
+        if let Err(e) = self.rec.save_lost() {
+            eprintln!(
+                "noisetop: cannot list the lost intervals in {}: {e}",
+                crate::record::sidecar::path_for(self.rec.path()).display()
+            );
+        }
+    }
+}
+
+/// Makes a failed write wait for the end of the session to be said on
+/// stderr, while a dashboard owns the terminal.
+pub fn hold_errors_until_end() {
+    ON_SCREEN.store(true, Ordering::Relaxed);
+}
+
+/// How many intervals the recording of this run could not write.
+pub fn lost_intervals() -> u64 {
+    LOST.load(Ordering::Relaxed)
+}
+
+/// Says what the recording lost, once the recorder is closed: an error
+/// (a non-zero exit) naming the lost time ranges.
+pub fn finish(args: &RecordArgs) -> anyhow::Result<()> {
+    let n = lost_intervals();
+    let Some(path) = &args.record else {
+        return Ok(());
+    };
+    if n == 0 {
+        return Ok(());
+    }
+    let ranges = crate::record::sidecar::Sidecar::read(path)
+        .ok()
+        .flatten()
+        .map(|s| lost_ranges_text(&s.lost))
+        .unwrap_or_default();
+    anyhow::bail!(
+        "recording to {} lost {n} intervals{ranges}: writes failed (a full disk?); {} lists them",
+        path.display(),
+        crate::record::sidecar::path_for(path).display()
+    )
+}
+
+/// ` (t_s 2.02–4.66, 9.1–9.3)`: the lost ranges, at most five.
+pub fn lost_ranges_text(lost: &[crate::record::sidecar::LostRange]) -> String {
+    if lost.is_empty() {
+        return String::new();
+    }
+    let mut parts: Vec<String> = lost
+        .iter()
+        .take(5)
+        .map(|r| format!("{:.2}–{:.2}", r.from_t_s, r.to_t_s))
+        .collect();
+    if lost.len() > 5 {
+        parts.push(format!("{} more", lost.len() - 5));
+    }
+    format!(" (t_s {})", parts.join(", "))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::interval::Interval;
 use crate::machine::Machine;
 use crate::record::columns::{self, Kind, Schema, iso_time, write_num};
-use crate::record::sidecar::{self, RecordMeta, Sidecar};
+use crate::record::sidecar::{self, LostRange, RecordMeta, Sidecar};
 
 /// How to treat a file that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +72,11 @@ pub struct Recorder {
     origin_t: f64,
     line: String,
     csv: csv::Writer<Vec<u8>>,
+    /// Whether the last interval could not be written (the next lost one
+    /// extends the same range).
+    losing: bool,
+    /// Lost ranges not yet in the sidecar file.
+    unsaved: bool,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
@@ -170,6 +175,8 @@ impl Recorder {
             origin_t,
             line: String::new(),
             csv: csv_writer(Vec::new()),
+            losing: false,
+            unsaved: false,
         };
         if fresh {
             rec.csv
@@ -183,6 +190,61 @@ impl Recorder {
     /// Writes one interval (every CPU row, then the machine row) in one
     /// `write`; `tags` gives each row's verdict and findings.
     pub fn write(&mut self, iv: &Interval, tags: &[RowTags]) -> std::io::Result<()> {
+        let r = self.write_rows(iv, tags);
+        match &r {
+            Ok(()) => {
+                self.losing = false;
+                // the first write that works again also saves the lost ranges
+                if self.unsaved && self.sidecar.write(&self.path).is_ok() {
+                    self.unsaved = false;
+                }
+            }
+            Err(e) => self.note_lost(iv, e),
+        }
+        r
+    }
+
+    /// Adds an interval that could not be written to the lost ranges.
+    fn note_lost(&mut self, iv: &Interval, e: &std::io::Error) {
+        let origin = self.origin_mono.unwrap_or(iv.from.mono_ns);
+        let origin_t = if self.origin_t.is_nan() {
+            0.0
+        } else {
+            self.origin_t
+        };
+        let to = origin_t + iv.to.mono_ns.saturating_sub(origin) as f64 / 1e9;
+        let from = to - iv.dt_s;
+        match self.sidecar.lost.last_mut() {
+            Some(last) if self.losing => {
+                last.to_t_s = to;
+                last.intervals += 1;
+            }
+            _ => self.sidecar.lost.push(LostRange {
+                from_t_s: from,
+                to_t_s: to,
+                intervals: 1,
+                why: e.to_string(),
+            }),
+        }
+        self.losing = true;
+        self.unsaved = true;
+    }
+
+    /// The intervals that could not be written, in ranges.
+    pub fn lost(&self) -> &[LostRange] {
+        &self.sidecar.lost
+    }
+
+    /// Writes the lost ranges to the sidecar if they are not there yet.
+    pub fn save_lost(&mut self) -> std::io::Result<()> {
+        if self.unsaved {
+            self.sidecar.write(&self.path)?;
+            self.unsaved = false;
+        }
+        Ok(())
+    }
+
+    fn write_rows(&mut self, iv: &Interval, tags: &[RowTags]) -> std::io::Result<()> {
         if self.origin_mono.is_none() {
             self.origin_mono = Some(iv.from.mono_ns);
             if self.sidecar.started_wall_ns.is_none() {
