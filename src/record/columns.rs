@@ -115,6 +115,10 @@ pub enum Kind {
     Num(Field),
     /// `verdict`.
     Verdict,
+    /// Why: the verdict's causes, or why it is unknown.
+    Why,
+    /// The longest-running other tasks, `comm[pid]:ms`, up to three.
+    Intruders,
     /// `findings`: finding ids separated by `;`.
     Findings,
 }
@@ -401,6 +405,18 @@ impl Schema {
             None,
             "active finding ids, `;`-separated",
             Kind::Findings,
+        );
+        add(
+            "why",
+            None,
+            "the verdict's causes (`IRQ eth0 402/s; CSW 1487/s`) or why it is unknown",
+            Kind::Why,
+        );
+        add(
+            "intruders",
+            None,
+            "watched CPUs that were traced: the other tasks that ran longest, `comm[pid]:ms`, `;`-separated, up to 3",
+            Kind::Intruders,
         );
         Schema { columns: c, states }
     }

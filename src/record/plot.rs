@@ -68,6 +68,8 @@ struct Binned {
     ids: Vec<String>,
     states: Vec<StateCol>,
     title: String,
+    /// The frequency panel's title: what its figures were read from.
+    freq_title: String,
 }
 
 #[derive(Default, Clone)]
@@ -177,8 +179,10 @@ fn gather(path: &Path, max_bins: usize) -> Result<Binned, PlotError> {
         sc.and_then(|s| s.facts.model.clone())
             .map_or(String::new(), |m| format!(" · {m}"))
     );
+    let freq_title = freq_title(sc);
     Ok(Binned {
         bins,
+        freq_title,
         t0: t0 - sc.map_or(0.0, |s| s.interval_s),
         t1,
         mhz: cells
@@ -218,6 +222,21 @@ fn gather(path: &Path, max_bins: usize) -> Result<Binned, PlotError> {
         title,
         cpus,
     })
+}
+
+/// Names what the `avg_mhz` figures are, from the source the sidecar
+/// recorded: ΔAPERF/dt only where APERF was read.
+fn freq_title(sc: Option<&crate::record::Sidecar>) -> String {
+    let Some(src) = sc.and_then(|s| s.freq_source()) else {
+        return "Avg_MHz (source not recorded)".into();
+    };
+    match src.source.as_deref() {
+        Some(s) if s.to_ascii_lowercase().contains("aperf") => {
+            "Avg_MHz (ΔAPERF/dt: clock × busy share)".into()
+        }
+        Some(s) => format!("Avg_MHz (from {})", s.split(';').next().unwrap_or(s).trim()),
+        None => "Avg_MHz (unavailable)".into(),
+    }
 }
 
 /// Viridis, sampled at five stops and interpolated.
@@ -360,7 +379,7 @@ fn draw<DB: DrawingBackend>(
         .fold(1.0f32, |a, v| a.max(*v));
     let irq_top = f64::from(irq_max).log10().ceil().max(1.0);
     let titles = [
-        "Avg_MHz (ΔAPERF/dt: clock × busy share)".to_string(),
+        d.freq_title.clone(),
         "C-state residency: busy, then idle states shallow → deep".to_string(),
         "Interrupts per second (log scale)".to_string(),
     ];

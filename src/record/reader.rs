@@ -20,6 +20,9 @@ pub struct ReadError {
     pub why: String,
 }
 
+/// Columns that are not numbers (besides `time` and `t_s`).
+const TEXT: [&str; 6] = ["cpu", "dt_s", "verdict", "findings", "why", "intruders"];
+
 /// Columns without which a file is not a recording.
 pub const REQUIRED: [&str; 4] = ["time", "t_s", "dt_s", "cpu"];
 
@@ -169,7 +172,7 @@ impl Recording {
         let mut nums = Vec::new();
         let mut ignored = Vec::new();
         for (i, h) in header.iter().enumerate() {
-            if REQUIRED[..2].contains(h) || ["cpu", "dt_s", "verdict", "findings"].contains(h) {
+            if REQUIRED[..2].contains(h) || TEXT.contains(h) {
                 continue;
             }
             if is_fixed(h) || state_col(h) {

@@ -25,6 +25,8 @@ pub struct RecordSink {
     rec: Recorder,
     /// Whether the first failed write was said.
     told: bool,
+    /// Whether the metrics' sources went to the sidecar.
+    sourced: bool,
 }
 
 /// Opens the recorder `--record` asks for (none without it); an existing
@@ -56,6 +58,7 @@ pub fn open(
     Ok(Some(RecordSink {
         rec: Recorder::create(path, mode, machine, &meta)?,
         told: false,
+        sourced: false,
     }))
 }
 
@@ -66,10 +69,15 @@ pub fn tags(s: &Sample) -> Vec<RowTags> {
         .interval
         .cpus
         .iter()
-        .map(|r| RowTags {
-            cpu: Some(r.cpu),
-            verdict: j.verdict(r.cpu).map_or("", |v| v.state.label()).to_string(),
-            findings: j.ids_of(r.cpu).into_iter().map(str::to_string).collect(),
+        .map(|r| {
+            let v = j.verdict(r.cpu);
+            RowTags {
+                cpu: Some(r.cpu),
+                verdict: v.map_or("", |v| v.state.label()).to_string(),
+                findings: j.ids_of(r.cpu).into_iter().map(str::to_string).collect(),
+                why: v.map(why).unwrap_or_default(),
+                intruders: intruders(s, r.cpu),
+            }
         })
         .collect();
     // the machine: noisy when a CPU is, unknown when none could be judged
@@ -92,8 +100,43 @@ pub fn tags(s: &Sample) -> Vec<RowTags> {
         cpu: None,
         verdict: machine.to_string(),
         findings: wide,
+        ..RowTags::default()
     });
     out
+}
+
+/// The verdict's causes (`IRQ eth0 402/s; CSW 1487/s`), or why it is
+/// unknown; empty when quiet.
+fn why(v: &crate::noise::CpuVerdict) -> String {
+    match v.state {
+        VerdictState::Quiet => String::new(),
+        VerdictState::Noisy => v
+            .causes
+            .iter()
+            .map(crate::noise::Cause::text)
+            .collect::<Vec<_>>()
+            .join("; "),
+        VerdictState::Unknown => v.reason.clone().unwrap_or_else(|| "no reading".into()),
+    }
+}
+
+/// How many intruders a row names.
+const INTRUDERS: usize = 3;
+
+/// `comm[pid]:ms` of the tasks other than the owner that ran longest on a
+/// watched, traced CPU.
+fn intruders(s: &Sample, cpu: u32) -> Vec<String> {
+    if !s.watched.contains(&cpu) {
+        return Vec::new();
+    }
+    let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(cpu)) else {
+        return Vec::new();
+    };
+    t.intruders
+        .iter()
+        .take(INTRUDERS)
+        .map(|i| format!("{}[{}]:{:.2}", i.task.comm, i.task.pid, i.ns as f64 / 1e6))
+        .collect()
 }
 
 /// Prints the one-screen summary of the recording, if there is one, when
@@ -129,6 +172,19 @@ impl RecordSink {
 
 impl Sink for RecordSink {
     fn accept(&mut self, s: &Sample) -> Result<(), String> {
+        if !self.sourced && !s.statuses.is_empty() {
+            self.sourced = true;
+            self.rec.set_sources(
+                s.statuses
+                    .iter()
+                    .map(|st| crate::record::sidecar::MetricSource {
+                        metric: st.metric.label().to_string(),
+                        source: st.source.clone(),
+                        note: st.note.clone(),
+                    })
+                    .collect(),
+            );
+        }
         let Err(e) = self.rec.write(&s.interval, &tags(s)) else {
             return Ok(());
         };
@@ -226,6 +282,136 @@ pub fn lost_ranges_text(lost: &[crate::record::sidecar::LostRange]) -> String {
         parts.push(format!("{} more", lost.len() - 5));
     }
     format!(" (t_s {})", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tags_tests {
+    use std::time::Duration;
+
+    use super::tags;
+    use crate::interval::{CpuRates, Interval};
+    use crate::noise::traced::Intruder;
+    use crate::noise::{
+        Cause, CauseClass, CpuVerdict, Judgement, Traced, TracedCpu, TracedTask, VerdictState,
+    };
+    use crate::pipeline::Sample;
+    use crate::snapshot::Stamp;
+
+    fn task(comm: &str, pid: u32, ms: f64) -> Intruder {
+        Intruder {
+            task: TracedTask {
+                comm: comm.into(),
+                pid,
+                tid: pid,
+                per_cpu_kthread: false,
+            },
+            ns: (ms * 1e6) as u64,
+            slices: 1,
+        }
+    }
+
+    fn verdict(
+        cpu: u32,
+        state: VerdictState,
+        causes: Vec<Cause>,
+        reason: Option<&str>,
+    ) -> CpuVerdict {
+        CpuVerdict {
+            cpu,
+            watched: cpu != 0,
+            state,
+            causes,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn rows_say_why_and_who_on_watched_traced_cpus() {
+        let cause = |label: &str, value: f64, unit| Cause {
+            class: CauseClass::DeviceIrq,
+            label: label.into(),
+            value,
+            limit: 10.0,
+            unit,
+        };
+        let s = Sample {
+            interval: Interval {
+                from: Stamp::default(),
+                to: Stamp::default(),
+                dt_s: 1.0,
+                freq_source: None,
+                cpus: (0..3)
+                    .map(|cpu| CpuRates {
+                        cpu,
+                        ..CpuRates::default()
+                    })
+                    .collect(),
+                pkgs: Vec::new(),
+                irqs: Vec::new(),
+                softirqs: Vec::new(),
+                gone: Vec::new(),
+            },
+            judgement: Judgement {
+                findings: Vec::new(),
+                verdicts: vec![
+                    verdict(0, VerdictState::Quiet, Vec::new(), None),
+                    verdict(
+                        1,
+                        VerdictState::Noisy,
+                        vec![cause("IRQ eth0", 402.0, "/s"), cause("steal", 3.06, "%")],
+                        None,
+                    ),
+                    verdict(
+                        2,
+                        VerdictState::Unknown,
+                        Vec::new(),
+                        Some("no interval yet"),
+                    ),
+                ],
+            },
+            watched: vec![1, 2],
+            trace: Some(Traced {
+                cpus: vec![TracedCpu {
+                    cpu: 1,
+                    window_ns: 1_000_000_000,
+                    owner: None,
+                    intruders: vec![
+                        task("kworker/1:1", 77, 12.345),
+                        task("sshd", 900, 3.0),
+                        task("rcu_sched", 15, 0.094),
+                        task("bash", 1000, 0.01),
+                    ],
+                    stolen: Vec::new(),
+                    unseen_ns: 0,
+                }],
+                lost: 0,
+                idle_hidden: false,
+            }),
+            statuses: Vec::new(),
+            machine: None,
+            next_at: None,
+            took: Duration::ZERO,
+            position: None,
+            notes: Vec::new(),
+        };
+        let t = tags(&s);
+        let got: Vec<(&str, String)> = t
+            .iter()
+            .map(|r| (r.why.as_str(), r.intruders.join(";")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("", String::new()),
+                (
+                    "IRQ eth0 402/s; steal 3.1 %",
+                    "kworker/1:1[77]:12.35;sshd[900]:3.00;rcu_sched[15]:0.09".to_string()
+                ),
+                ("no interval yet", String::new()),
+                ("", String::new()),
+            ]
+        );
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,10 @@ pub struct RowTags {
     pub verdict: String,
     /// Active finding ids.
     pub findings: Vec<String>,
+    /// The verdict's causes, or why it is unknown.
+    pub why: String,
+    /// `comm[pid]:ms` of the other tasks that ran longest (traced CPUs).
+    pub intruders: Vec<String>,
 }
 
 /// Why a recording cannot start.
@@ -230,6 +234,15 @@ impl Recorder {
         self.unsaved = true;
     }
 
+    /// Records where each metric comes from; kept from the first
+    /// recording when appending.
+    pub fn set_sources(&mut self, sources: Vec<sidecar::MetricSource>) {
+        if self.sidecar.sources.is_empty() {
+            self.sidecar.sources = sources;
+            self.unsaved |= self.sidecar.started.is_some();
+        }
+    }
+
     /// The intervals that could not be written, in ranges.
     pub fn lost(&self) -> &[LostRange] {
         &self.sidecar.lost
@@ -303,6 +316,8 @@ impl Recorder {
                 }
                 Kind::Verdict => self.line.push_str(&tag.verdict),
                 Kind::Findings => self.line.push_str(&tag.findings.join(";")),
+                Kind::Why => self.line.push_str(&tag.why),
+                Kind::Intruders => self.line.push_str(&tag.intruders.join(";")),
             }
             self.csv.write_field(&self.line)?;
         }
