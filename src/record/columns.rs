@@ -166,6 +166,11 @@ pub fn state_stem(name: &str) -> String {
     if s.is_empty() {
         s.push_str("state");
     }
+    // old kernels name the polling idle state `C0` (Nehalem): `c0_pct`
+    // would read as busy time, which is C0 in turbostat's sense
+    if s == "c0" {
+        s.push_str("_idle");
+    }
     s
 }
 
@@ -669,6 +674,8 @@ mod tests {
     fn state_names_become_column_stems() {
         assert_eq!(state_stem("C1-HSW"), "c1_hsw");
         assert_eq!(state_stem("POLL"), "poll");
+        assert_eq!(state_stem("C0"), "c0_idle", "an idle state, not busy C0");
+        assert_eq!(state_stem("C0E"), "c0e");
         assert_eq!(state_stem(""), "state");
     }
 }

@@ -27,6 +27,8 @@ pub struct RecordSink {
     told: bool,
     /// Whether the metrics' sources went to the sidecar.
     sourced: bool,
+    /// Whether an interval of no length was said to be left out.
+    told_empty: bool,
 }
 
 /// Opens the recorder `--record` asks for (none without it); an existing
@@ -59,6 +61,7 @@ pub fn open(
         rec: Recorder::create(path, mode, machine, &meta)?,
         told: false,
         sourced: false,
+        told_empty: false,
     }))
 }
 
@@ -184,6 +187,18 @@ impl Sink for RecordSink {
                     })
                     .collect(),
             );
+        }
+        if s.interval.dt_s <= 0.0 {
+            // no time passed on the tree's clock (a static tree under
+            // --root): no rate, and a row would say t_s 0 while time goes on
+            if self.told_empty {
+                return Ok(());
+            }
+            self.told_empty = true;
+            return Err(format!(
+                "intervals of no length are not recorded in {}: the tree's clock did not advance",
+                self.rec.path().display()
+            ));
         }
         let Err(e) = self.rec.write(&s.interval, &tags(s)) else {
             return Ok(());

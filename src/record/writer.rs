@@ -45,13 +45,21 @@ pub enum RecordError {
     #[error("{0} exists: pass --force to overwrite it or --append to add to it")]
     Exists(PathBuf),
     /// The file or its sidecar cannot be opened or written.
-    #[error("cannot write {path}: {source}")]
+    // the OS error is said in the message, so it is not also a `source`
+    // that `{:#}` would print a second time
+    #[error("cannot write {path}: {err}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
-        source: std::io::Error,
+        err: std::io::Error,
     },
+    /// The target exists and is not a regular file (`/dev/full`, a FIFO):
+    /// its sidecar would land beside it.
+    #[error(
+        "{0}: not a regular file; a recording is a file, with its machine facts in FILE.json beside it"
+    )]
+    NotAFile(PathBuf),
     /// `--append` to a file of another layout.
     #[error("cannot append to {path}: {why}")]
     Mismatch {
@@ -84,9 +92,9 @@ pub struct Recorder {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
-    move |source| RecordError::Io {
+    move |err| RecordError::Io {
         path: path.to_path_buf(),
-        source,
+        err,
     }
 }
 
@@ -118,6 +126,11 @@ impl Recorder {
         machine: &Machine,
         meta: &RecordMeta,
     ) -> Result<Recorder, RecordError> {
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(RecordError::NotAFile(path.to_path_buf()));
+        }
         let schema = Schema::for_machine(machine);
         let header: Vec<String> = schema.names().iter().map(|s| (*s).to_string()).collect();
         let mut sidecar = Sidecar::new(machine, meta, header.clone());
