@@ -106,7 +106,7 @@ pub struct SampleArgs {
     #[arg(short, long, default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
     /// Stop after this many intervals.
-    #[arg(short = 'n', long)]
+    #[arg(short = 'n', long, value_parser = parse_count)]
     pub count: Option<u64>,
     /// Most per-CPU counter files (cpuidle, thermal throttle) one sample
     /// reads; a machine with more reads them in rounds, and each CPU's
@@ -196,7 +196,7 @@ pub enum Command {
         #[arg(long)]
         batch: bool,
         /// Stop after this many intervals.
-        #[arg(short = 'n', long)]
+        #[arg(short = 'n', long, value_parser = parse_count)]
         count: Option<u64>,
         /// Only show these CPUs.
         #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
@@ -271,7 +271,16 @@ pub struct RunArgs {
 
 pub use crate::base::cpulist::{CpuList, parse_cpus};
 
-/// Parses `1s`, `250ms`, `1.5`, `2m` into a duration between 10 ms and 1 h.
+/// Parses an interval count: a whole number, at least 1.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("the count must be at least 1 interval".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number of intervals")),
+    }
+}
+
+/// Parses `1s`, `250ms`, `1.5`, `2m`, `1h` into a duration between 10 ms and 1 h.
 pub fn parse_interval(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
@@ -280,13 +289,15 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
         (n, 1.0)
     } else if let Some(n) = s.strip_suffix('m') {
         (n, 60.0)
+    } else if let Some(n) = s.strip_suffix('h') {
+        (n, 3600.0)
     } else {
         (s, 1.0)
     };
     let v: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?} is not a duration (try 1s, 500ms)"))?;
+        .map_err(|_| format!("{s:?} is not a duration (try 1s, 500ms, 2m, 1h)"))?;
     let secs = v * scale;
     if !(0.01..=3600.0).contains(&secs) {
         return Err(format!("{s:?}: the interval must be between 10ms and 1h"));
@@ -304,6 +315,9 @@ mod tests {
         assert_eq!(parse_interval("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_interval("2").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_interval("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_interval("1h").unwrap(), Duration::from_secs(3600));
+        assert!(parse_interval("61m").is_err());
+        assert!(parse_interval("1.01h").is_err());
         assert!(parse_interval("0").is_err());
         assert!(parse_interval("fast").is_err());
         assert!(parse_interval("5ms").is_err());

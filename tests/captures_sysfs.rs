@@ -42,6 +42,65 @@ fn captures() -> Option<PathBuf> {
     }
 }
 
+/// The ways a capture can hold its links: as stored in ../shared/captures,
+/// every link a real symbolic link (`tar`, `cp -a`, live sysfs), and every
+/// link a plain file holding its target (copies without symlink support).
+/// The readers must give the same answers on all three.
+fn link_forms(caps: &Path) -> [PathBuf; 3] {
+    static FORMS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let top = FORMS.get_or_init(|| {
+        let top = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capture-link-forms");
+        let _ = std::fs::remove_dir_all(&top);
+        for tree in SYS_TREES {
+            copy_tree(&caps.join(tree), &top.join("real").join(tree), true);
+            copy_tree(&caps.join(tree), &top.join("files").join(tree), false);
+        }
+        top
+    });
+    [caps.to_path_buf(), top.join("real"), top.join("files")]
+}
+
+/// Copies a tree (hard links where it can), turning every link into a real
+/// symbolic link (`real`) or into a link file.
+fn copy_tree(from: &Path, to: &Path, real: bool) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().unwrap();
+        let target = if kind.is_symlink() {
+            Some(std::fs::read_link(&src).unwrap())
+        } else if kind.is_file() {
+            stored_link_target(&src)
+        } else {
+            None
+        };
+        match target {
+            Some(t) if real => std::os::unix::fs::symlink(&t, &dst).unwrap(),
+            Some(t) => std::fs::write(&dst, t.to_str().unwrap()).unwrap(),
+            None if kind.is_dir() => copy_tree(&src, &dst, real),
+            None => {
+                if std::fs::hard_link(&src, &dst).is_err() {
+                    std::fs::copy(&src, &dst).unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// The target of a file that a capture stored in place of a link: one
+/// relative path with a `/`, naming something that exists beside it.
+fn stored_link_target(file: &Path) -> Option<PathBuf> {
+    if std::fs::metadata(file).ok()?.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
+    let t = text.trim_end_matches(['\n', '\0']);
+    let link =
+        !t.is_empty() && !t.starts_with('/') && t.contains('/') && !t.contains(char::is_whitespace);
+    (link && file.parent()?.join(t).exists()).then(|| PathBuf::from(t))
+}
+
 fn open(caps: &Path, tree: &str) -> Fs {
     Fs::new(Roots::under(&caps.join(tree)))
 }
@@ -827,7 +886,13 @@ fn cpufreq_matches_lscpu_scaling_and_limits() {
 #[test]
 fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost() {
     let Some(caps) = captures() else { return };
-    let mut fs = open(&caps, "util-linux-epyc7451-2s-96cpu");
+    for form in link_forms(&caps) {
+        cpufreq_epyc_acpi_cpufreq_above_max_with_boost_in(&form);
+    }
+}
+
+fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost_in(caps: &Path) {
+    let mut fs = open(caps, "util-linux-epyc7451-2s-96cpu");
     let all = infos(&mut fs);
     assert_eq!(all.len(), 96);
     for i in &all {
@@ -856,14 +921,20 @@ fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost() {
 #[test]
 fn cpufreq_sysdev_002_policy_links_match_pcp() {
     let Some(caps) = captures() else { return };
+    for form in link_forms(&caps) {
+        cpufreq_sysdev_002_policy_links_match_pcp_in(&form);
+    }
+}
+
+fn cpufreq_sysdev_002_policy_links_match_pcp_in(caps: &Path) {
     let tree = "pcp-sysdev-002-i7-4810mq-8cpu";
-    let text = expected(&caps, tree);
+    let text = expected(caps, tree);
     let current = pcp_values(&text, "hinv.cpu.frequency_scaling.current");
     let count = pcp_values(&text, "hinv.cpu.frequency_scaling.count");
     let max = pcp_values(&text, "hinv.cpu.frequency_scaling.max");
     let min = pcp_values(&text, "hinv.cpu.frequency_scaling.min");
     assert_eq!(current.len(), 8);
-    let mut fs = open(&caps, tree);
+    let mut fs = open(caps, tree);
     for i in infos(&mut fs) {
         let key = format!("cpu{}", i.cpu);
         let cur = i.cur_khz.unwrap();
@@ -982,8 +1053,14 @@ fn cpufreq_node_exporter_and_apple_match_their_peers() {
 #[test]
 fn cpufreq_layouts_policies_and_absence() {
     let Some(caps) = captures() else { return };
+    for form in link_forms(&caps) {
+        cpufreq_layouts_policies_and_absence_in(&form);
+    }
+}
+
+fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
     // procfs: cpu0/cpufreq links to policy0; cpu1/cpufreq is a real dir without scaling_cur_freq.
-    let all = infos(&mut open(&caps, "procfs-fixtures"));
+    let all = infos(&mut open(caps, "procfs-fixtures"));
     assert_eq!(all[0].dir, "devices/system/cpu/cpufreq/policy0");
     assert_eq!(
         (
@@ -1014,7 +1091,7 @@ fn cpufreq_layouts_policies_and_absence() {
             .all(|i| i.driver.as_deref() == Some("intel_pstate"))
     );
     // qcom: three policies shared by their CPUs.
-    let mut fs = open(&caps, "util-linux-arm64-qcom-8cpu");
+    let mut fs = open(caps, "util-linux-arm64-qcom-8cpu");
     let all = infos(&mut fs);
     let policy: Vec<&str> = all
         .iter()
@@ -1033,7 +1110,7 @@ fn cpufreq_layouts_policies_and_absence() {
     );
     assert_eq!(cpufreq::read_boost(&mut fs).cpufreq_boost, Some(true));
     // tigerlake: intel_pstate active with EPP and base_frequency.
-    let mut fs = open(&caps, "util-linux-tigerlake-linux6.2-8cpu");
+    let mut fs = open(caps, "util-linux-tigerlake-linux6.2-8cpu");
     let all = infos(&mut fs);
     assert!(
         all.iter()
@@ -1046,7 +1123,7 @@ fn cpufreq_layouts_policies_and_absence() {
     );
     // nehalem and dell: real cpufreq dirs, acpi-cpufreq ondemand.
     for tree in ["util-linux-nehalem-64cpu", "util-linux-dell-e4310-4cpu"] {
-        let all = infos(&mut open(&caps, tree));
+        let all = infos(&mut open(caps, tree));
         assert!(
             all.iter()
                 .all(|i| i.dir.ends_with(&format!("cpu{}/cpufreq", i.cpu))),
@@ -1064,7 +1141,7 @@ fn cpufreq_layouts_policies_and_absence() {
         "util-linux-riscv64-sg2042-64cpu",
         "pcp-denki-bigsystem-2pkg-32cpu",
     ] {
-        let mut fs = open(&caps, tree);
+        let mut fs = open(caps, tree);
         assert!(
             matches!(cpufreq::read_info(&mut fs, 0), Err(ReadError::Missing(_))),
             "{tree}"
@@ -1073,7 +1150,7 @@ fn cpufreq_layouts_policies_and_absence() {
     }
     // The per-interval read gives what discovery saw, everywhere.
     for tree in SYS_TREES {
-        let mut fs = open(&caps, tree);
+        let mut fs = open(caps, tree);
         let Ok(cpus) = topology::online_cpus(&mut fs) else {
             continue;
         };
@@ -1199,9 +1276,15 @@ fn rapl_denki_joules_match_pmdadenki() {
 #[test]
 fn rapl_zone_layouts() {
     let Some(caps) = captures() else { return };
+    for form in link_forms(&caps) {
+        rapl_zone_layouts_in(&form);
+    }
+}
+
+fn rapl_zone_layouts_in(caps: &Path) {
     let ids = |zones: &[powercap::RaplZone]| zones.iter().map(|z| z.id.clone()).collect::<Vec<_>>();
     // bigsystem: nested dirs plus flat link files; intel-rapl:0 is package-1.
-    let z = powercap::discover_zones(&mut open(&caps, "pcp-denki-bigsystem-2pkg-32cpu"));
+    let z = powercap::discover_zones(&mut open(caps, "pcp-denki-bigsystem-2pkg-32cpu"));
     assert_eq!(
         ids(&z),
         [
@@ -1223,7 +1306,7 @@ fn rapl_zone_layouts() {
     );
     assert_eq!(z[0].path, "class/powercap/intel-rapl/intel-rapl:0");
     // ThinkPad: psys is its own top zone with no package.
-    let z = powercap::discover_zones(&mut open(&caps, "pcp-denki-thinkpad-l480"));
+    let z = powercap::discover_zones(&mut open(caps, "pcp-denki-thinkpad-l480"));
     let names: Vec<_> = z.iter().map(|z| (z.name.as_str(), z.package)).collect();
     assert_eq!(
         names,
@@ -1236,8 +1319,8 @@ fn rapl_zone_layouts() {
         ]
     );
     // node_exporter e2e: node_rapl_*_joules_total = energy_uj / 1e6.
-    let text = expected(&caps, "node_exporter-fixtures");
-    let mut fs = open(&caps, "node_exporter-fixtures");
+    let text = expected(caps, "node_exporter-fixtures");
+    let mut fs = open(caps, "node_exporter-fixtures");
     let z = powercap::discover_zones(&mut fs);
     assert_eq!(ids(&z), ["intel-rapl:0", "intel-rapl:0:0"]);
     for (zone, metric) in z.iter().zip([
@@ -1256,7 +1339,7 @@ fn rapl_zone_layouts() {
         assert_eq!(zone.max_energy_range_uj, Some(262_143_328_850));
     }
     // procfs class_powercap_test.go: 3 zones, zone[2] is the hex index 10.
-    let mut fs = open(&caps, "procfs-fixtures");
+    let mut fs = open(caps, "procfs-fixtures");
     let z = powercap::discover_zones(&mut fs);
     assert_eq!(ids(&z), ["intel-rapl:0", "intel-rapl:0:0", "intel-rapl:a"]);
     assert_eq!(
@@ -1271,7 +1354,7 @@ fn rapl_zone_layouts() {
         "pcp-denki-apple-silicon-macbook",
     ] {
         assert_eq!(
-            powercap::discover_zones(&mut open(&caps, tree)),
+            powercap::discover_zones(&mut open(caps, tree)),
             [],
             "{tree}"
         );

@@ -79,10 +79,20 @@ fn pattern(base: Base, rel: &str) -> String {
             numbered("cpu", "cpuN")
                 .or_else(|| numbered("state", "stateK"))
                 .or_else(|| numbered("hwmon", "hwmonN"))
+                .or_else(|| numbered("policy", "policyN"))
                 .unwrap_or_else(|| p.to_string())
         })
         .collect();
-    format!("{root}/{}", parts.join("/"))
+    let path = parts.join("/");
+    // a chip's hwmon directory, where /sys/class/hwmon/hwmonN links to
+    if path.starts_with("devices/") && path.ends_with("/hwmonN/tempK_input") {
+        return format!("{root}/devices/…/hwmonN/tempK_input");
+    }
+    // a RAPL zone, where /sys/class/powercap/intel-rapl:N links to
+    if path.starts_with("devices/virtual/powercap/") && path.ends_with("/energy_uj") {
+        return format!("{root}/devices/virtual/powercap/…/ZONE/energy_uj");
+    }
+    format!("{root}/{path}")
 }
 
 /// The README's list of files read each interval.

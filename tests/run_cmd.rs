@@ -87,3 +87,64 @@ fn run_refuses_cpus_that_are_not_online_with_exit_2() {
         "{err}"
     );
 }
+
+/// (distinct `t_s`, last `dt_s`) of the machine rows of a recording.
+fn recorded_intervals(csv: &std::path::Path) -> (usize, f64) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (cpu, dt) = (col("cpu"), col("dt_s"));
+    let rows: Vec<Vec<&str>> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| r[cpu] == "all")
+        .collect();
+    let last = rows.last().map_or(f64::NAN, |r| r[dt].parse().unwrap());
+    (rows.len(), last)
+}
+
+#[test]
+fn run_records_exactly_the_intervals_it_reports_the_last_partial_one_included() {
+    let dir = tempfile::tempdir().unwrap();
+    for (interval, secs) in [("1s", "0.45"), ("300ms", "1.0")] {
+        let csv = dir.path().join(format!("{interval}.csv"));
+        let out = noisetop()
+            .args(["run", "--cpus", "0", "--json", "--interval", interval])
+            .arg("--record")
+            .arg(&csv)
+            .args(["--", "sleep", secs])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let reported = v["per_cpu"][0]["intervals"].as_u64().unwrap();
+        let (recorded, last_dt) = recorded_intervals(&csv);
+        assert_eq!(recorded as u64, reported, "{interval} {secs}");
+        assert!(
+            reported >= 1,
+            "{interval} {secs}: a command of {secs} s is one interval at least"
+        );
+        // the last interval ends when the command does: no longer than one interval
+        let full = noisetop::cli::parse_interval(interval)
+            .unwrap()
+            .as_secs_f64();
+        assert!(
+            (0.1..full + 1.0).contains(&last_dt),
+            "{interval}: last dt_s {last_dt}"
+        );
+        let side: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("{interval}.csv.json"))).unwrap(),
+        )
+        .unwrap();
+        assert!(side["started"].is_string(), "{side}");
+    }
+    // the 0.45 s command is one partial interval
+    let (n, dt) = recorded_intervals(&dir.path().join("1s.csv"));
+    assert_eq!(n, 1);
+    assert!(dt < 1.0, "partial: {dt}");
+}

@@ -207,6 +207,8 @@ fn sample_live(
     };
     if let Some(a) = print {
         crate::record::sink::print_summary(&a.record, true);
+        r?;
+        return crate::record::sink::finish(&a.record);
     }
     r
 }
@@ -317,6 +319,6 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     crate::record::sink::print_summary(&o.record, true);
     match end {
         End::Failed(e) => bail!(e),
-        _ => Ok(()),
+        _ => crate::record::sink::finish(&o.record),
     }
 }

@@ -105,6 +105,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     let tree = crate::cmd::tree_kind(&a.source, &roots);
     let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
+    crate::record::sink::hold_errors_until_end();
     let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
     if let Some(files) = a.sample.budget {
         engine.sampler.set_budget(files);
@@ -163,7 +164,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         bail!("the sampler thread panicked (its message is above)");
     }
     crate::record::sink::print_summary(&a.record, false);
-    r
+    r?;
+    crate::record::sink::finish(&a.record)
 }
 
 /// Opens the dashboard on a capture, played at its recorded pace.
@@ -172,6 +174,7 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     let (r, machine) = crate::cmd::batch::open_replay(dir, o)?;
     let watched = r.driver.watched().to_vec();
     let sinks = crate::cmd::batch::sinks(&o.record, &machine, Duration::from_secs(1), &watched)?;
+    crate::record::sink::hold_errors_until_end();
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let (tx, rx) = replay::channel();
     let reader = replay::spawn(r, o.count, sinks, tx).context("cannot start the replay thread")?;
@@ -197,5 +200,6 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
         bail!("the replay thread panicked (its message is above)");
     }
     crate::record::sink::print_summary(&o.record, false);
-    r
+    r?;
+    crate::record::sink::finish(&o.record)
 }

@@ -35,7 +35,11 @@ pub struct UsageError(pub String);
 
 /// Parses the command line and runs the chosen mode.
 pub fn run() -> Result<ExitCode> {
+    if help_of_help(std::env::args_os().skip(1)) {
+        return help::help_of_help().map(ok);
+    }
     let cli = Cli::parse();
+    check_source_of(&cli)?;
     crate::sys::raise_fd_limit();
     crate::sys::keep_freed_memory();
     match cli.command {
@@ -78,8 +82,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Completions { shell }) => help::completions(shell).map(ok),
         None => {
             if let Some(cpu) = cli.live.watch.pin {
-                crate::sys::pin_to(&[cpu])
-                    .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
+                pin(cpu, cli.live.watch.watch.as_ref().map_or(&[], |w| &w.0))?;
             }
             if cli.live.batch {
                 batch::live(&cli.live).map(ok)
@@ -88,6 +91,82 @@ pub fn run() -> Result<ExitCode> {
             }
         }
     }
+}
+
+/// `noisetop help --help` (or `-h`): clap's own help command takes no
+/// options and would call it a usage error.
+fn help_of_help(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.next().is_some_and(|a| a == "help")
+        && args.next().is_some_and(|a| a == "--help" || a == "-h")
+}
+
+/// Runs noisetop on `cpu` (`--pin`): a watched CPU, or one it may not run
+/// on, is a usage error naming the CPUs it may use.
+fn pin(cpu: u32, watched: &[u32]) -> Result<()> {
+    if watched.contains(&cpu) {
+        return Err(UsageError(format!(
+            "--pin {cpu}: CPU {cpu} is watched (--watch {}); noisetop must run on another CPU",
+            crate::collect::cpulist::format(watched)
+        ))
+        .into());
+    }
+    crate::sys::pin_to(&[cpu]).map_err(|e| {
+        let allowed = crate::sys::affinity().map_or_else(
+            |_| "unknown".into(),
+            |a| crate::collect::cpulist::format(&a),
+        );
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            UsageError(format!(
+                "--pin {cpu}: CPU {cpu} is not one noisetop may run on (allowed: {allowed})"
+            ))
+            .into()
+        } else {
+            anyhow::anyhow!("--pin {cpu}: cannot run on CPU {cpu}: {e}")
+        }
+    })
+}
+
+/// Refuses `--root`, `--procfs` or `--sysfs` naming what is not a folder,
+/// and a `--root` with neither `proc` nor `sys` to read: every table would
+/// be empty.
+fn check_source_of(cli: &Cli) -> Result<()> {
+    let source = match &cli.command {
+        None => &cli.live.source,
+        Some(Command::Snapshot { source, .. } | Command::Capture { source, .. }) => source,
+        Some(Command::Check(c)) => &c.source,
+        _ => return Ok(()),
+    };
+    check_source(source)
+}
+
+/// See [`check_source_of`].
+pub fn check_source(s: &SourceArgs) -> Result<()> {
+    for (flag, dir) in [
+        ("--root", &s.root),
+        ("--procfs", &s.procfs),
+        ("--sysfs", &s.sysfs),
+    ] {
+        let Some(dir) = dir else { continue };
+        if let Err(e) = std::fs::read_dir(dir) {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such folder".to_string(),
+                std::io::ErrorKind::NotADirectory => "not a folder".to_string(),
+                _ => e.to_string(),
+            };
+            return Err(UsageError(format!("{flag} {}: {why}", dir.display())).into());
+        }
+    }
+    if let Some(root) = &s.root {
+        let r = roots(s);
+        if !r.procfs.is_dir() && !r.sysfs.is_dir() {
+            return Err(UsageError(format!(
+                "--root {}: holds neither proc/ nor sys/ to read",
+                root.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 fn ok((): ()) -> ExitCode {

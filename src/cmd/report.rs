@@ -19,6 +19,11 @@ pub struct ReportArgs {
     /// (`.svg` or `.png`).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// The plot's colour scales: from this file's figures, or fixed
+    /// (0–6000 MHz, 1–100 000 interrupts/s) so plots of several files
+    /// compare by colour.
+    #[arg(long, value_enum, default_value_t = crate::record::plot::Scale::Auto, requires = "plot")]
+    pub scale: crate::record::plot::Scale,
 }
 
 /// Prints the report (and writes the plot).
@@ -26,7 +31,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let report = Report::build(&args.file)?;
     crate::cmd::out::emit(&mut std::io::stdout().lock(), &report.render(args.format))?;
     if let Some(out) = &args.plot {
-        crate::record::plot::plot(&args.file, out)
+        crate::record::plot::plot_with(&args.file, out, args.scale)
             .with_context(|| format!("cannot draw {}", out.display()))?;
         eprintln!("plot written to {}", out.display());
     }

@@ -94,10 +94,12 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     })?;
     forwarder.close();
     // the last, partial interval: from the last sample to the command's
-    // end; a few milliseconds give rates no threshold can judge
-    if let Step::Sample(s) = driver.step()
+    // end; a few milliseconds give rates no threshold can judge. The
+    // recording gets exactly what the report counts (`dt_s` says how long).
+    if let Step::Sample(mut s) = driver.step()
         && s.interval.dt_s >= 0.1
     {
+        crate::pipeline::feed_sinks(&mut sinks, &mut s);
         acc.add(&s);
     }
     let facts = RunFacts {
@@ -124,6 +126,13 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         rep.text()
     };
     emit(&mut std::io::stdout().lock(), &text)?;
+    drop(sinks);
+    if let Err(e) = crate::record::sink::finish(&a.record) {
+        eprintln!("noisetop: {e:#}");
+        if status.success() {
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     Ok(match (status.code(), rep.signal) {
         (Some(c), _) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
         (None, Some(sig)) => ExitCode::from(128u8.saturating_add(u8::try_from(sig).unwrap_or(0))),

@@ -207,8 +207,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            z[0].path, "class/powercap/intel-rapl:1",
-            "the flat name is kept"
+            z[0].path, "class/powercap/intel-rapl/intel-rapl:1",
+            "a real link is followed, as a link file is"
         );
         assert_eq!(z[0].max_energy_range_uj, None);
         assert_eq!(read_energy_uj(&mut fs, &z[0]).unwrap(), 12);

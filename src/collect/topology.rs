@@ -269,11 +269,12 @@ pub(crate) fn opt_flag(fs: &mut Fs, base: Base, rel: &str) -> Option<bool> {
     }
 }
 
-/// Returns `rel` with every link followed that is stored as a plain file
-/// holding its target (`cpu0/cpufreq` containing `../cpufreq/policy0`), as
-/// captures copied without symlink support have them. Real symlinks are
-/// left for the OS to follow. A loop or a target that climbs above the root
-/// gives `rel` back unchanged.
+/// Returns `rel` with every link followed, inside the tree's root: real
+/// symbolic links (live sysfs, or a capture packed with `tar` or `cp -a`)
+/// and links stored as plain files holding their target (`cpu0/cpufreq`
+/// containing `../cpufreq/policy0`), as copies without symlink support
+/// have them. A loop, a target that climbs above the root, or an absolute
+/// target outside the root gives `rel` back unchanged.
 pub fn resolve(fs: &Fs, base: Base, rel: &str) -> String {
     let root = fs.roots().base(base);
     let mut done: Vec<String> = Vec::new();
@@ -289,20 +290,54 @@ pub fn resolve(fs: &Fs, base: Base, rel: &str) -> String {
             }
             _ => {
                 done.push(part);
-                if let Some(target) = link_file_target(root, &done) {
-                    hops += 1;
-                    if hops > MAX_HOPS {
-                        return rel.to_string();
+                let Some(link) = link_target(root, &done) else {
+                    continue;
+                };
+                hops += 1;
+                if hops > MAX_HOPS {
+                    return rel.to_string();
+                }
+                done.pop();
+                let target = match link {
+                    Link::Relative(t) => t,
+                    Link::Absolute(t) => {
+                        // Only a target under this same root stays inside the tree.
+                        let Ok(inside) = Path::new(&t).strip_prefix(root) else {
+                            return rel.to_string();
+                        };
+                        done.clear();
+                        inside.to_string_lossy().into_owned()
                     }
-                    done.pop();
-                    for p in split(&target).rev() {
-                        todo.push_front(p);
-                    }
+                };
+                for p in split(&target).rev() {
+                    todo.push_front(p);
                 }
             }
         }
     }
     done.join("/")
+}
+
+/// What a link points at, as its text says.
+enum Link {
+    Relative(String),
+    Absolute(String),
+}
+
+/// Returns the target of a real symbolic link, or of a link file.
+fn link_target(root: &Path, parts: &[String]) -> Option<Link> {
+    let path = root.join(parts.join("/"));
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&path).ok()?;
+        let text = target.to_str()?.to_string();
+        return Some(if target.is_absolute() {
+            Link::Absolute(text)
+        } else {
+            Link::Relative(text)
+        });
+    }
+    link_file_target(root, parts, &meta).map(Link::Relative)
 }
 
 fn split(path: &str) -> impl DoubleEndedIterator<Item = String> + '_ {
@@ -313,9 +348,8 @@ fn split(path: &str) -> impl DoubleEndedIterator<Item = String> + '_ {
 
 /// Returns the target held by a small regular file that reads like a
 /// relative link (one word with a `/`) and whose target exists.
-fn link_file_target(root: &Path, parts: &[String]) -> Option<String> {
+fn link_file_target(root: &Path, parts: &[String], meta: &std::fs::Metadata) -> Option<String> {
     let path = root.join(parts.join("/"));
-    let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > 4096 {
         return None;
     }
@@ -566,5 +600,59 @@ mod tests {
         assert_eq!(resolve(&fs, Base::Sys, "a/loop1/x"), "a/loop1/x");
         assert_eq!(resolve(&fs, Base::Sys, "a/up"), "a/up");
         assert_eq!(resolve(&fs, Base::Sys, "../x"), "../x");
+    }
+
+    #[test]
+    fn resolve_follows_real_links_inside_the_root_only() {
+        let (dir, fs) = tree();
+        let sys = dir.path().join("sys");
+        let link = |target: &str, at: &str| {
+            let p = sys.join(at);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(target, p).unwrap();
+        };
+        put(
+            &dir,
+            "devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj",
+            "7\n",
+        );
+        put(
+            &dir,
+            &format!("{CPU_DIR}/cpufreq/policy2/scaling_cur_freq"),
+            "1\n",
+        );
+        link("../cpufreq/policy2", &format!("{CPU_DIR}/cpu2/cpufreq"));
+        link(
+            "../../devices/virtual/powercap/intel-rapl/intel-rapl:0",
+            "class/powercap/intel-rapl:0",
+        );
+        // a link file pointing at a real link, and the other way round
+        put(&dir, "class/x/cpu2", "../../devices/system/cpu/cpu2");
+        link("../x/cpu2", "class/y/cpu2");
+        let abs_inside = sys.join(format!("{CPU_DIR}/cpufreq/policy2"));
+        link(abs_inside.to_str().unwrap(), "class/abs/inside");
+        link("/etc", "class/abs/outside");
+        link("../../../../../etc", "class/up");
+        link("loop2", "class/loop1");
+        link("loop1", "class/loop2");
+        assert_eq!(
+            resolve(&fs, Base::Sys, &format!("{CPU_DIR}/cpu2/cpufreq")),
+            format!("{CPU_DIR}/cpufreq/policy2")
+        );
+        assert_eq!(
+            resolve(&fs, Base::Sys, "class/powercap/intel-rapl:0/energy_uj"),
+            "devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj"
+        );
+        assert_eq!(
+            resolve(&fs, Base::Sys, "class/y/cpu2/cpufreq/scaling_cur_freq"),
+            format!("{CPU_DIR}/cpufreq/policy2/scaling_cur_freq")
+        );
+        assert_eq!(
+            resolve(&fs, Base::Sys, "class/abs/inside"),
+            format!("{CPU_DIR}/cpufreq/policy2")
+        );
+        for escape in ["class/abs/outside", "class/up/passwd", "class/loop1/x"] {
+            assert_eq!(resolve(&fs, Base::Sys, escape), escape);
+        }
     }
 }

@@ -115,6 +115,10 @@ pub enum Kind {
     Num(Field),
     /// `verdict`.
     Verdict,
+    /// Why: the verdict's causes, or why it is unknown.
+    Why,
+    /// The longest-running other tasks, `comm[pid]:ms`, up to three.
+    Intruders,
     /// `findings`: finding ids separated by `;`.
     Findings,
 }
@@ -161,6 +165,11 @@ pub fn state_stem(name: &str) -> String {
         .collect();
     if s.is_empty() {
         s.push_str("state");
+    }
+    // old kernels name the polling idle state `C0` (Nehalem): `c0_pct`
+    // would read as busy time, which is C0 in turbostat's sense
+    if s == "c0" {
+        s.push_str("_idle");
     }
     s
 }
@@ -401,6 +410,18 @@ impl Schema {
             None,
             "active finding ids, `;`-separated",
             Kind::Findings,
+        );
+        add(
+            "why",
+            None,
+            "the verdict's causes (`IRQ eth0 402/s; CSW 1487/s`) or why it is unknown",
+            Kind::Why,
+        );
+        add(
+            "intruders",
+            None,
+            "watched CPUs that were traced: the other tasks that ran longest, `comm[pid]:ms`, `;`-separated, up to 3",
+            Kind::Intruders,
         );
         Schema { columns: c, states }
     }
@@ -653,6 +674,8 @@ mod tests {
     fn state_names_become_column_stems() {
         assert_eq!(state_stem("C1-HSW"), "c1_hsw");
         assert_eq!(state_stem("POLL"), "poll");
+        assert_eq!(state_stem("C0"), "c0_idle", "an idle state, not busy C0");
+        assert_eq!(state_stem("C0E"), "c0e");
         assert_eq!(state_stem(""), "state");
     }
 }

@@ -30,15 +30,16 @@ pub const ABS_FLOOR: f64 = 0.5;
 pub struct MetricDiff {
     /// Column name.
     pub metric: String,
-    /// Mean on A.
+    /// Mean on A (0 for an idle state its sidecar says it never enters).
     pub a: Option<f64>,
-    /// Mean on B.
+    /// Mean on B (same).
     pub b: Option<f64>,
     /// Interval-to-interval standard deviation on A.
     pub a_spread: Option<f64>,
     /// Same on B.
     pub b_spread: Option<f64>,
-    /// B − A (an unknown idle state counts as 0 %: not entered).
+    /// B − A; unknown when a side is, except an idle state its sidecar
+    /// says is disabled or absent there (0 %: not entered).
     pub delta: Option<f64>,
     /// Whether the difference is beyond the spread and the floors.
     pub matters: bool,
@@ -64,6 +65,150 @@ pub struct CpuDiff {
     pub cpu: u32,
     /// Its metrics that differ beyond the spread, largest first.
     pub diffs: Vec<MetricDiff>,
+}
+
+/// Per-CPU differences that are the same on several CPUs, in one line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupDiff {
+    /// The CPUs.
+    pub cpus: Vec<u32>,
+    /// Column name.
+    pub metric: String,
+    /// Lowest and highest mean on A over these CPUs.
+    pub a: (Option<f64>, Option<f64>),
+    /// Same on B.
+    pub b: (Option<f64>, Option<f64>),
+    /// B − A of the first of them.
+    pub delta: Option<f64>,
+    /// Lowest and highest B − A over them (within 5 % of each other).
+    pub delta_range: (Option<f64>, Option<f64>),
+}
+
+/// How far apart two CPUs' differences of one metric may be and still
+/// share a line: 5 % of the larger.
+const SAME_DIFF: f64 = 0.05;
+
+/// Groups the (up to three) largest differences of each CPU by metric and
+/// by difference (within [`SAME_DIFF`]), in CPU order.
+fn group(cpus: &[CpuDiff]) -> Vec<GroupDiff> {
+    let mut out: Vec<GroupDiff> = Vec::new();
+    let widen = |r: &mut (Option<f64>, Option<f64>), v: Option<f64>| {
+        if let Some(v) = v {
+            r.0 = Some(r.0.map_or(v, |x| x.min(v)));
+            r.1 = Some(r.1.map_or(v, |x| x.max(v)));
+        }
+    };
+    let same = |g: &GroupDiff, d: Option<f64>| match (g.delta, d) {
+        (Some(x), Some(y)) => {
+            let lo = g.delta_range.0.unwrap_or(x).min(y);
+            let hi = g.delta_range.1.unwrap_or(x).max(y);
+            x.signum() == y.signum() && hi - lo <= SAME_DIFF * lo.abs().max(hi.abs())
+        }
+        (None, None) => true,
+        _ => false,
+    };
+    for c in cpus {
+        for d in c.diffs.iter().take(3) {
+            let at = out
+                .iter()
+                .position(|g| g.metric == d.metric && same(g, d.delta));
+            let at = at.unwrap_or_else(|| {
+                out.push(GroupDiff {
+                    cpus: Vec::new(),
+                    metric: d.metric.clone(),
+                    a: (None, None),
+                    b: (None, None),
+                    delta: d.delta,
+                    delta_range: (None, None),
+                });
+                out.len() - 1
+            });
+            let g = &mut out[at];
+            g.cpus.push(c.cpu);
+            widen(&mut g.a, d.a);
+            widen(&mut g.b, d.b);
+            widen(&mut g.delta_range, d.delta);
+        }
+    }
+    out
+}
+
+/// `12.5`, or `12.1–12.9` when the CPUs of a group differ.
+fn range(r: (Option<f64>, Option<f64>)) -> String {
+    let (lo, hi) = (num(r.0), num(r.1));
+    if lo == hi { lo } else { format!("{lo}–{hi}") }
+}
+
+/// `+870`, or `+870…+875` when the CPUs of a group differ.
+fn signed_range(r: (Option<f64>, Option<f64>)) -> String {
+    let (lo, hi) = (signed(r.0), signed(r.1));
+    if lo == hi { lo } else { format!("{lo}…{hi}") }
+}
+
+/// `+90`, `-3.2`, `?`.
+fn signed(v: Option<f64>) -> String {
+    v.map_or_else(
+        || "?".into(),
+        |v| format!("{}{}", if v > 0.0 { "+" } else { "" }, num(Some(v))),
+    )
+}
+
+/// Widest line of the text tables.
+pub const WIDTH: usize = 100;
+
+/// Cuts text into lines of at most `w` characters at spaces (a longer
+/// word is cut where it must be).
+fn wrap(text: &str, w: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        while word.len() > w {
+            if !cur.is_empty() {
+                lines.push(std::mem::take(&mut cur));
+            }
+            lines.push(word.drain(..w).collect());
+        }
+        let word: String = word.into_iter().collect();
+        let len = cur.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > w {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(&word);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// A long setting (the kernel command line) shown as the words only one
+/// side has; short ones as they are.
+fn word_diff(s: &SettingDiff, w: usize) -> SettingDiff {
+    let long = s.a.chars().count() > w || s.b.chars().count() > w;
+    if !long {
+        return s.clone();
+    }
+    let only = |x: &str, y: &str| -> String {
+        let other: Vec<&str> = y.split_whitespace().collect();
+        let words: Vec<&str> = x
+            .split_whitespace()
+            .filter(|t| !other.contains(t))
+            .collect();
+        if words.is_empty() {
+            "(no other word)".into()
+        } else {
+            words.join(" ")
+        }
+    };
+    SettingDiff {
+        setting: format!("{}, words only in", s.setting),
+        a: only(&s.a, &s.b),
+        b: only(&s.b, &s.a),
+    }
 }
 
 /// Idle-time split of one side.
@@ -98,6 +243,8 @@ pub struct Comparison {
     pub machine: Vec<MetricDiff>,
     /// CPUs present on both sides with differences that matter.
     pub cpus: Vec<CpuDiff>,
+    /// The same, one line per difference shared by several CPUs.
+    pub cpu_groups: Vec<GroupDiff>,
     /// CPUs compared.
     pub compared_cpus: Vec<u32>,
     /// CPUs only A has.
@@ -136,19 +283,41 @@ impl Side {
 /// Columns that are not compared: identities and bookkeeping.
 const SKIP: [&str; 3] = ["core", "package", "window_s"];
 
-fn diff(metric: &str, a: Option<&Acc>, b: Option<&Acc>, idle: bool) -> Option<MetricDiff> {
+/// Whether one side's sidecar says the idle state of `metric` cannot be
+/// entered on `cpu` (all its CPUs when `None`): disabled there, or not a
+/// state of that machine at all. Anything else unknown stays unknown.
+fn never_entered(s: &Side, metric: &str, cpu: Option<u32>) -> bool {
+    let Some(stem) = metric
+        .strip_suffix("_pct")
+        .or_else(|| metric.strip_suffix("_per_s"))
+    else {
+        return false;
+    };
+    let Some(f) = s.facts() else { return false };
+    match f.idle_states.iter().find(|st| st.column == stem) {
+        Some(st) => {
+            st.disabled_known
+                && match cpu {
+                    Some(c) => st.disabled_cpus.contains(&c),
+                    None => {
+                        !f.cpus.is_empty() && f.cpus.iter().all(|c| st.disabled_cpus.contains(c))
+                    }
+                }
+        }
+        // the machine's states are listed and this is not one of them
+        None => !f.idle_states.is_empty(),
+    }
+}
+
+fn diff(metric: &str, a: Option<&Acc>, b: Option<&Acc>, zero: (bool, bool)) -> Option<MetricDiff> {
     let (am, bm) = (a.and_then(Acc::mean), b.and_then(Acc::mean));
     if am.is_none() && bm.is_none() {
         return None;
     }
     let (asd, bsd) = (a.and_then(Acc::sd), b.and_then(Acc::sd));
-    // an idle state one side never enters (absent or disabled) is 0 % there
-    let (x, y) = match (am, bm) {
-        (Some(x), Some(y)) => (Some(x), Some(y)),
-        (Some(x), None) if idle => (Some(x), Some(0.0)),
-        (None, Some(y)) if idle => (Some(0.0), Some(y)),
-        _ => (None, None),
-    };
+    // an idle state a side's sidecar says it never enters is 0 % there;
+    // any other missing side leaves the difference unknown
+    let (x, y) = (am.or(zero.0.then_some(0.0)), bm.or(zero.1.then_some(0.0)));
     let (delta, matters, score) = match (x, y) {
         (Some(x), Some(y)) => {
             let d = y - x;
@@ -166,8 +335,8 @@ fn diff(metric: &str, a: Option<&Acc>, b: Option<&Acc>, idle: bool) -> Option<Me
     };
     Some(MetricDiff {
         metric: metric.to_string(),
-        a: am,
-        b: bm,
+        a: x,
+        b: y,
         a_spread: asd,
         b_spread: bsd,
         delta,
@@ -365,15 +534,34 @@ impl Comparison {
     /// part and the idle explanation (all shared CPUs when `None`).
     pub fn build(a: &Path, b: &Path, cpus: Option<&[u32]>) -> Result<Comparison, ReadError> {
         let (sa, sb) = (Side::open(a)?, Side::open(b)?);
+        for s in [&sa, &sb] {
+            if s.st.intervals == 0 {
+                return Err(ReadError {
+                    path: s.rec.path.clone(),
+                    why: "no interval recorded (a header only): nothing to compare".into(),
+                });
+            }
+        }
         Ok(Comparison::of(&sa, &sb, cpus))
     }
 
     fn of(a: &Side, b: &Side, cpus: Option<&[u32]>) -> Comparison {
         let cols = metrics(a, b);
         let idle = |c: &str| a.is_idle_col(c) || b.is_idle_col(c);
+        let zero = |c: &str, cpu: Option<u32>| {
+            let z = idle(c);
+            (z && never_entered(a, c, cpu), z && never_entered(b, c, cpu))
+        };
         let mut machine: Vec<MetricDiff> = cols
             .iter()
-            .filter_map(|c| diff(c, a.st.machine_per_cpu(c), b.st.machine_per_cpu(c), idle(c)))
+            .filter_map(|c| {
+                diff(
+                    c,
+                    a.st.machine_per_cpu(c),
+                    b.st.machine_per_cpu(c),
+                    zero(c, None),
+                )
+            })
             .collect();
         rank(&mut machine);
         let (ca, cb) = (a.st.cpus(), b.st.cpus());
@@ -397,7 +585,14 @@ impl Comparison {
         for &cpu in &compared {
             let mut diffs: Vec<MetricDiff> = cols
                 .iter()
-                .filter_map(|c| diff(c, a.st.acc(Some(cpu), c), b.st.acc(Some(cpu), c), idle(c)))
+                .filter_map(|c| {
+                    diff(
+                        c,
+                        a.st.acc(Some(cpu), c),
+                        b.st.acc(Some(cpu), c),
+                        zero(c, Some(cpu)),
+                    )
+                })
                 .filter(|d| d.matters)
                 .collect();
             rank(&mut diffs);
@@ -405,15 +600,26 @@ impl Comparison {
                 per_cpu.push(CpuDiff { cpu, diffs });
             }
         }
+        // without --cpus: the CPUs whose idle exit latency differs, when
+        // only some do
         let sel: Vec<u32> = if cpus.is_some() {
             compared.clone()
         } else {
-            Vec::new()
+            let gap = |c: u32| {
+                let lat = |s: &Side| idle_split(s, &[c]).and_then(|x| x.latency_us);
+                matches!((lat(a), lat(b)), (Some(x), Some(y)) if x.abs_diff(y) >= 5)
+            };
+            let differing: Vec<u32> = compared.iter().copied().filter(|&c| gap(c)).collect();
+            if differing.len() < compared.len() {
+                differing
+            } else {
+                Vec::new()
+            }
         };
-        let scope = if cpus.is_some() {
-            format!(" {}", cpulist::format(&sel))
-        } else {
+        let scope = if sel.is_empty() {
             String::new()
+        } else {
+            format!(" {}", cpulist::format(&sel))
         };
         let splits = vec![idle_split(a, &sel), idle_split(b, &sel)];
         let mut explanation = Vec::new();
@@ -463,6 +669,7 @@ impl Comparison {
             idle: splits,
             settings: settings(a.facts(), b.facts()),
             machine,
+            cpu_groups: group(&per_cpu),
             cpus: per_cpu,
             compared_cpus: compared,
             only_a,
@@ -509,8 +716,42 @@ impl Comparison {
             out.push_str("none\n");
         } else {
             let mut t = Table::new(&["setting", "A", "B"]);
-            for s in &self.settings {
-                t.row(vec![s.setting.clone(), s.a.clone(), s.b.clone()]);
+            if md {
+                for s in &self.settings {
+                    t.row(vec![s.setting.clone(), s.a.clone(), s.b.clone()]);
+                }
+            } else {
+                // each value gets half of what the setting names leave
+                let value_w = |name_w: usize| (WIDTH - name_w - 4) / 2;
+                let short_names = self
+                    .settings
+                    .iter()
+                    .map(|s| s.setting.chars().count())
+                    .max()
+                    .unwrap_or(0);
+                let shown: Vec<SettingDiff> = self
+                    .settings
+                    .iter()
+                    .map(|s| word_diff(s, value_w(short_names)))
+                    .collect();
+                let name_w = shown
+                    .iter()
+                    .map(|s| s.setting.chars().count())
+                    .max()
+                    .unwrap_or(0);
+                let w = value_w(name_w);
+                for s in &shown {
+                    let (la, lb) = (wrap(&s.a, w), wrap(&s.b, w));
+                    for i in 0..la.len().max(lb.len()) {
+                        let name = if i == 0 {
+                            s.setting.clone()
+                        } else {
+                            String::new()
+                        };
+                        let cell = |l: &[String]| l.get(i).cloned().unwrap_or_default();
+                        t.row(vec![name, cell(&la), cell(&lb)]);
+                    }
+                }
             }
             out.push_str(&tbl(&t));
         }
@@ -526,17 +767,14 @@ impl Comparison {
                 num(d.a_spread),
                 num(d.b),
                 num(d.b_spread),
-                d.delta.map_or_else(
-                    || "?".into(),
-                    |v| format!("{}{}", if v > 0.0 { "+" } else { "" }, num(Some(v))),
-                ),
+                signed(d.delta),
                 if d.matters { "yes" } else { "" }.into(),
             ]);
         }
         out.push_str(&tbl(&t));
         title(
             &mut out,
-            "Per CPU: differences beyond the spread (three largest per CPU)",
+            "Per CPU: differences beyond the spread (three largest per CPU; equal ones grouped)",
         );
         if self.cpus.is_empty() {
             let _ = writeln!(
@@ -549,17 +787,20 @@ impl Comparison {
                 }
             );
         } else {
-            let mut t = Table::new(&["CPU", "metric", "A", "B", "B − A"]);
-            for c in &self.cpus {
-                for d in c.diffs.iter().take(3) {
-                    t.row(vec![
-                        c.cpu.to_string(),
-                        d.metric.clone(),
-                        num(d.a),
-                        num(d.b),
-                        num(d.delta),
-                    ]);
-                }
+            let mut t = Table::new(&["CPUs", "metric", "A", "B", "B − A"]);
+            for g in &self.cpu_groups {
+                let cpus = cpulist::format(&g.cpus);
+                t.row(vec![
+                    if g.cpus.len() == 1 {
+                        format!("CPU {cpus}")
+                    } else {
+                        format!("CPUs {cpus}")
+                    },
+                    g.metric.clone(),
+                    range(g.a),
+                    range(g.b),
+                    signed_range(g.delta_range),
+                ]);
             }
             out.push_str(&tbl(&t));
         }

@@ -68,6 +68,10 @@ struct Binned {
     ids: Vec<String>,
     states: Vec<StateCol>,
     title: String,
+    /// The frequency panel's title: what its figures were read from.
+    freq_title: String,
+    /// How the colour scales are set.
+    scale: Scale,
 }
 
 #[derive(Default, Clone)]
@@ -177,8 +181,11 @@ fn gather(path: &Path, max_bins: usize) -> Result<Binned, PlotError> {
         sc.and_then(|s| s.facts.model.clone())
             .map_or(String::new(), |m| format!(" · {m}"))
     );
+    let freq_title = freq_title(sc);
     Ok(Binned {
         bins,
+        freq_title,
+        scale: Scale::Auto,
         t0: t0 - sc.map_or(0.0, |s| s.interval_s),
         t1,
         mhz: cells
@@ -220,6 +227,21 @@ fn gather(path: &Path, max_bins: usize) -> Result<Binned, PlotError> {
     })
 }
 
+/// Names what the `avg_mhz` figures are, from the source the sidecar
+/// recorded: ΔAPERF/dt only where APERF was read.
+fn freq_title(sc: Option<&crate::record::Sidecar>) -> String {
+    let Some(src) = sc.and_then(|s| s.freq_source()) else {
+        return "Avg_MHz (source not recorded)".into();
+    };
+    match src.source.as_deref() {
+        Some(s) if s.to_ascii_lowercase().contains("aperf") => {
+            "Avg_MHz (ΔAPERF/dt: clock × busy share)".into()
+        }
+        Some(s) => format!("Avg_MHz (from {})", s.split(';').next().unwrap_or(s).trim()),
+        None => "Avg_MHz (unavailable)".into(),
+    }
+}
+
 /// Viridis, sampled at five stops and interpolated.
 fn viridis(x: f64) -> RGBColor {
     const STOPS: [(u8, u8, u8); 5] = [
@@ -258,7 +280,7 @@ fn ramp(stops: &[(u8, u8, u8)], x: f64) -> RGBColor {
 /// Colours of the residency layers: busy, then idle states shallow → deep.
 fn layer_colour(k: usize, layers: usize) -> RGBColor {
     if k == 0 {
-        return RGBColor(214, 69, 65);
+        return BUSY;
     }
     let n = (layers - 1).max(1);
     let x = (k - 1) as f64 / (n.max(2) - 1) as f64;
@@ -268,10 +290,35 @@ fn layer_colour(k: usize, layers: usize) -> RGBColor {
 }
 
 const GREY: RGBColor = RGBColor(225, 225, 225);
+/// Finding marks: red, and nothing else in the plot is red.
 const MARK: RGBColor = RGBColor(230, 0, 0);
+/// Busy time in the residency strip: amber, apart from the red marks.
+const BUSY: RGBColor = RGBColor(240, 165, 40);
 
-/// Draws the plot of `csv` into `out` (`.svg` or `.png`).
+/// How the colour scales are set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Scale {
+    /// From this file's lowest to highest figure.
+    #[default]
+    Auto,
+    /// The same for every file, so plots compare by colour:
+    /// 0–6000 MHz, 1–100 000 interrupts/s.
+    Fixed,
+}
+
+/// Top of the fixed frequency scale, MHz.
+pub const FIXED_MHZ: f32 = 6000.0;
+/// Top of the fixed interrupt scale, as a power of ten per second.
+pub const FIXED_IRQ_DECADES: f64 = 5.0;
+
+/// Draws the plot of `csv` into `out` (`.svg` or `.png`), each scale from
+/// the file's own figures.
 pub fn plot(csv: &Path, out: &Path) -> Result<(), PlotError> {
+    plot_with(csv, out, Scale::Auto)
+}
+
+/// Draws the plot of `csv` into `out` with the colour scales asked for.
+pub fn plot_with(csv: &Path, out: &Path, scale: Scale) -> Result<(), PlotError> {
     register_font();
     let ext = out
         .extension()
@@ -282,7 +329,8 @@ pub fn plot(csv: &Path, out: &Path) -> Result<(), PlotError> {
         Some("png") => false,
         _ => return Err(PlotError::Extension(out.display().to_string())),
     };
-    let data = gather(csv, if svg { 240 } else { 440 })?;
+    let mut data = gather(csv, if svg { 240 } else { 440 })?;
+    data.scale = scale;
     let layout = Layout::new(data.cpus.len());
     let size = (layout.width, layout.height);
     let e = |e: String| PlotError::Draw(e);
@@ -358,9 +406,15 @@ fn draw<DB: DrawingBackend>(
         .flatten()
         .flatten()
         .fold(1.0f32, |a, v| a.max(*v));
-    let irq_top = f64::from(irq_max).log10().ceil().max(1.0);
+    let mut irq_top = f64::from(irq_max).log10().ceil().max(1.0);
+    let have_mhz = hi >= lo;
+    let have_irq = d.irq.iter().flatten().any(Option::is_some);
+    if d.scale == Scale::Fixed {
+        (lo, hi) = (0.0, FIXED_MHZ);
+        irq_top = FIXED_IRQ_DECADES;
+    }
     let titles = [
-        "Avg_MHz (ΔAPERF/dt: clock × busy share)".to_string(),
+        d.freq_title.clone(),
         "C-state residency: busy, then idle states shallow → deep".to_string(),
         "Interrupts per second (log scale)".to_string(),
     ];
@@ -414,7 +468,7 @@ fn draw<DB: DrawingBackend>(
                 if p == 0 {
                     d.mhz[k][b].map_or(GREY, |v| {
                         viridis(if hi > lo {
-                            f64::from((v - lo) / (hi - lo))
+                            f64::from((v.clamp(lo, hi) - lo) / (hi - lo))
                         } else {
                             0.5
                         })
@@ -542,17 +596,37 @@ fn draw<DB: DrawingBackend>(
             .map_err(err)?;
             Ok(())
         };
-    if hi >= lo {
+    // a panel without a single figure says so instead of a scale
+    let no_data = |p: i32| {
+        root.draw(&Text::new(
+            "no data".to_string(),
+            (l.x0(p) + l.panel / 2, l.top + rows_h / 2),
+            font(16)
+                .color(&BLACK)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+        ))
+        .map_err(err)
+    };
+    if have_mhz {
         bar(0, &viridis, format!("{lo:.0} MHz"), format!("{hi:.0} MHz"))?;
     } else {
+        no_data(0)?;
         text("no frequency figures", l.x0(0), ly, 12)?;
     }
-    bar(
-        2,
-        &heat,
-        "1/s".into(),
-        format!("{:.0}/s", 10f64.powf(irq_top)),
-    )?;
+    if have_irq {
+        bar(
+            2,
+            &heat,
+            "1/s".into(),
+            format!("{:.0}/s", 10f64.powf(irq_top)),
+        )?;
+    } else {
+        no_data(2)?;
+        text("no interrupt figures", l.x0(2), ly, 12)?;
+    }
     // residency legend
     let layers = d.states.len() + 1;
     let mut x = l.x0(1);

@@ -20,6 +20,9 @@ pub struct ReadError {
     pub why: String,
 }
 
+/// Columns that are not numbers (besides `time` and `t_s`).
+const TEXT: [&str; 6] = ["cpu", "dt_s", "verdict", "findings", "why", "intruders"];
+
 /// Columns without which a file is not a recording.
 pub const REQUIRED: [&str; 4] = ["time", "t_s", "dt_s", "cpu"];
 
@@ -169,7 +172,7 @@ impl Recording {
         let mut nums = Vec::new();
         let mut ignored = Vec::new();
         for (i, h) in header.iter().enumerate() {
-            if REQUIRED[..2].contains(h) || ["cpu", "dt_s", "verdict", "findings"].contains(h) {
+            if REQUIRED[..2].contains(h) || TEXT.contains(h) {
                 continue;
             }
             if is_fixed(h) || state_col(h) {
@@ -244,6 +247,7 @@ impl Recording {
         let mut pass = Pass::default();
         let mut have = read(&mut rdr, &mut recs[0])?;
         let mut k = 0;
+        let mut gaps = Gaps::default();
         while have {
             let next = read(&mut rdr, &mut recs[1 - k])?;
             let rec = &recs[k];
@@ -306,11 +310,75 @@ impl Recording {
                 verdict: self.verdict.map_or(Ok(""), text)?,
                 findings: self.findings.map_or(Ok(""), text)?,
             };
+            if row.cpu.is_none() {
+                gaps.see(row.t_s, row.dt_s);
+            }
             f(&row);
             pass.rows += 1;
             have = next;
             k = 1 - k;
         }
+        if let Some(lost) = self.sidecar.as_ref().map(|s| &s.lost)
+            && !lost.is_empty()
+        {
+            let n: u64 = lost.iter().map(|r| r.intervals).sum();
+            pass.notes.push(format!(
+                "{n} intervals were sampled but not written{}: {}; every figure leaves them out",
+                crate::record::sink::lost_ranges_text(lost),
+                lost[0].why
+            ));
+        }
+        if let Some(note) = gaps.note() {
+            pass.notes.push(note);
+        }
         Ok(pass)
+    }
+}
+
+/// Stretches of `t_s` that no interval covers: each interval runs from
+/// `t_s - dt_s` to `t_s`, and the next one starts where it ends.
+#[derive(Debug, Default)]
+struct Gaps {
+    end: Option<f64>,
+    found: Vec<(f64, f64)>,
+}
+
+impl Gaps {
+    fn see(&mut self, t_s: f64, dt_s: Option<f64>) {
+        let Some(dt) = dt_s else {
+            self.end = Some(t_s);
+            return;
+        };
+        let start = t_s - dt;
+        // numbers keep 6 significant digits: allow for their rounding
+        let slack = 0.25 * dt + 2e-5 * t_s.abs();
+        if let Some(end) = self.end
+            && start - end > slack
+        {
+            self.found.push((end, start));
+        }
+        self.end = Some(t_s);
+    }
+
+    fn note(&self) -> Option<String> {
+        if self.found.is_empty() {
+            return None;
+        }
+        let total: f64 = self.found.iter().map(|(a, b)| b - a).sum();
+        let mut parts: Vec<String> = self
+            .found
+            .iter()
+            .take(5)
+            .map(|(a, b)| format!("{a:.2}–{b:.2} ({:.2} s)", b - a))
+            .collect();
+        if self.found.len() > 5 {
+            parts.push(format!("{} more", self.found.len() - 5));
+        }
+        Some(format!(
+            "t_s has {} gap{} with nothing recorded, {total:.2} s in all: {}",
+            self.found.len(),
+            if self.found.len() == 1 { "" } else { "s" },
+            parts.join(", ")
+        ))
     }
 }

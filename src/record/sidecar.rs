@@ -101,6 +101,46 @@ pub struct Sidecar {
     /// Every machine fact noisetop read, as it read them.
     #[serde(default)]
     pub machine: serde_json::Value,
+    /// Where each metric came from in the first interval (`Avg_MHz/Busy%/Bzy_MHz`:
+    /// `/proc/cpuinfo cpu MHz (nominal)` on a VM without APERF/MPERF).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<MetricSource>,
+    /// Intervals sampled but not in the CSV (a write failed: a full disk).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostRange>,
+}
+
+/// How one metric was read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSource {
+    /// The metric (`Avg_MHz/Busy%/Bzy_MHz`, `IRQ/s`).
+    pub metric: String,
+    /// What was read; `None` when the metric was unavailable.
+    pub source: Option<String>,
+    /// Why it (or a better source) was unavailable.
+    pub note: Option<String>,
+}
+
+impl Sidecar {
+    /// What the frequency columns were read from, when recorded.
+    pub fn freq_source(&self) -> Option<&MetricSource> {
+        self.sources
+            .iter()
+            .find(|s| s.metric == crate::ladder::Metric::Frequency.label())
+    }
+}
+
+/// A run of consecutive intervals that could not be written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostRange {
+    /// `t_s` where the first lost interval starts.
+    pub from_t_s: f64,
+    /// `t_s` where the last lost interval ends.
+    pub to_t_s: f64,
+    /// How many intervals.
+    pub intervals: u64,
+    /// The write error of the first one.
+    pub why: String,
 }
 
 /// Settings of the recording (not of the machine).
@@ -233,6 +273,8 @@ impl Sidecar {
             columns,
             facts: Facts::of(m),
             machine: serde_json::to_value(m).unwrap_or(serde_json::Value::Null),
+            sources: Vec::new(),
+            lost: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! of rows, tagged with each CPU's verdict and finding ids.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::machine::Machine;
@@ -11,9 +12,23 @@ use crate::record::RecordArgs;
 use crate::record::sidecar::RecordMeta;
 use crate::record::writer::{OpenMode, RecordError, Recorder, RowTags};
 
+/// Intervals sampled but not written, over the process: one recording at
+/// most per run, and the command that started it reads this at its end.
+static LOST: AtomicU64 = AtomicU64::new(0);
+
+/// Set while a dashboard owns the terminal: a failed write is then said in
+/// its footer, and on stderr only once the screen is gone.
+static ON_SCREEN: AtomicBool = AtomicBool::new(false);
+
 /// The recorder, fed by the pipeline.
 pub struct RecordSink {
     rec: Recorder,
+    /// Whether the first failed write was said.
+    told: bool,
+    /// Whether the metrics' sources went to the sidecar.
+    sourced: bool,
+    /// Whether an interval of no length was said to be left out.
+    told_empty: bool,
 }
 
 /// Opens the recorder `--record` asks for (none without it); an existing
@@ -41,8 +56,12 @@ pub fn open(
         watched: watched.to_vec(),
         command_line: std::env::args().collect(),
     };
+    LOST.store(0, Ordering::Relaxed);
     Ok(Some(RecordSink {
         rec: Recorder::create(path, mode, machine, &meta)?,
+        told: false,
+        sourced: false,
+        told_empty: false,
     }))
 }
 
@@ -53,10 +72,15 @@ pub fn tags(s: &Sample) -> Vec<RowTags> {
         .interval
         .cpus
         .iter()
-        .map(|r| RowTags {
-            cpu: Some(r.cpu),
-            verdict: j.verdict(r.cpu).map_or("", |v| v.state.label()).to_string(),
-            findings: j.ids_of(r.cpu).into_iter().map(str::to_string).collect(),
+        .map(|r| {
+            let v = j.verdict(r.cpu);
+            RowTags {
+                cpu: Some(r.cpu),
+                verdict: v.map_or("", |v| v.state.label()).to_string(),
+                findings: j.ids_of(r.cpu).into_iter().map(str::to_string).collect(),
+                why: v.map(why).unwrap_or_default(),
+                intruders: intruders(s, r.cpu),
+            }
         })
         .collect();
     // the machine: noisy when a CPU is, unknown when none could be judged
@@ -79,8 +103,43 @@ pub fn tags(s: &Sample) -> Vec<RowTags> {
         cpu: None,
         verdict: machine.to_string(),
         findings: wide,
+        ..RowTags::default()
     });
     out
+}
+
+/// The verdict's causes (`IRQ eth0 402/s; CSW 1487/s`), or why it is
+/// unknown; empty when quiet.
+fn why(v: &crate::noise::CpuVerdict) -> String {
+    match v.state {
+        VerdictState::Quiet => String::new(),
+        VerdictState::Noisy => v
+            .causes
+            .iter()
+            .map(crate::noise::Cause::text)
+            .collect::<Vec<_>>()
+            .join("; "),
+        VerdictState::Unknown => v.reason.clone().unwrap_or_else(|| "no reading".into()),
+    }
+}
+
+/// How many intruders a row names.
+const INTRUDERS: usize = 3;
+
+/// `comm[pid]:ms` of the tasks other than the owner that ran longest on a
+/// watched, traced CPU.
+fn intruders(s: &Sample, cpu: u32) -> Vec<String> {
+    if !s.watched.contains(&cpu) {
+        return Vec::new();
+    }
+    let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(cpu)) else {
+        return Vec::new();
+    };
+    t.intruders
+        .iter()
+        .take(INTRUDERS)
+        .map(|i| format!("{}[{}]:{:.2}", i.task.comm, i.task.pid, i.ns as f64 / 1e6))
+        .collect()
 }
 
 /// Prints the one-screen summary of the recording, if there is one, when
@@ -116,12 +175,48 @@ impl RecordSink {
 
 impl Sink for RecordSink {
     fn accept(&mut self, s: &Sample) -> Result<(), String> {
-        self.rec.write(&s.interval, &tags(s)).map_err(|e| {
-            format!(
-                "recording to {} failed: {e}; this interval is not in the file",
+        if !self.sourced && !s.statuses.is_empty() {
+            self.sourced = true;
+            self.rec.set_sources(
+                s.statuses
+                    .iter()
+                    .map(|st| crate::record::sidecar::MetricSource {
+                        metric: st.metric.label().to_string(),
+                        source: st.source.clone(),
+                        note: st.note.clone(),
+                    })
+                    .collect(),
+            );
+        }
+        if s.interval.dt_s <= 0.0 {
+            // no time passed on the tree's clock (a static tree under
+            // --root): no rate, and a row would say t_s 0 while time goes on
+            if self.told_empty {
+                return Ok(());
+            }
+            self.told_empty = true;
+            return Err(format!(
+                "intervals of no length are not recorded in {}: the tree's clock did not advance",
                 self.rec.path().display()
-            )
-        })
+            ));
+        }
+        let Err(e) = self.rec.write(&s.interval, &tags(s)) else {
+            return Ok(());
+        };
+        LOST.fetch_add(1, Ordering::Relaxed);
+        if self.told {
+            // said once; the footer and the end of the run give the count
+            return Ok(());
+        }
+        self.told = true;
+        let msg = format!(
+            "recording to {} failed: {e}; intervals are lost until it can write again (counted at the end)",
+            self.rec.path().display()
+        );
+        if !ON_SCREEN.load(Ordering::Relaxed) {
+            eprintln!("noisetop: {msg}");
+        }
+        Err(msg)
     }
 
     fn status(&self) -> Option<String> {
@@ -130,11 +225,207 @@ impl Sink for RecordSink {
             .path()
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let lost: u64 = self.rec.lost().iter().map(|r| r.intervals).sum();
+        let lost = if lost > 0 {
+            format!(" · {lost} intervals lost")
+        } else {
+            String::new()
+        };
         Some(format!(
-            "rec {name} {} rows {}",
+            "rec {name} {} rows {}{lost}",
             self.rec.rows(),
             size(self.rec.bytes())
         ))
+    }
+}
+
+impl Drop for RecordSink {
+    fn drop(&mut self) {
+        if let Err(e) = self.rec.save_lost() {
+            eprintln!(
+                "noisetop: cannot list the lost intervals in {}: {e}",
+                crate::record::sidecar::path_for(self.rec.path()).display()
+            );
+        }
+    }
+}
+
+/// Makes a failed write wait for the end of the session to be said on
+/// stderr, while a dashboard owns the terminal.
+pub fn hold_errors_until_end() {
+    ON_SCREEN.store(true, Ordering::Relaxed);
+}
+
+/// How many intervals the recording of this run could not write.
+pub fn lost_intervals() -> u64 {
+    LOST.load(Ordering::Relaxed)
+}
+
+/// Says what the recording lost, once the recorder is closed: an error
+/// (a non-zero exit) naming the lost time ranges.
+pub fn finish(args: &RecordArgs) -> anyhow::Result<()> {
+    let n = lost_intervals();
+    let Some(path) = &args.record else {
+        return Ok(());
+    };
+    if n == 0 {
+        return Ok(());
+    }
+    let ranges = crate::record::sidecar::Sidecar::read(path)
+        .ok()
+        .flatten()
+        .map(|s| lost_ranges_text(&s.lost))
+        .unwrap_or_default();
+    anyhow::bail!(
+        "recording to {} lost {n} intervals{ranges}: writes failed (a full disk?); {} lists them",
+        path.display(),
+        crate::record::sidecar::path_for(path).display()
+    )
+}
+
+/// ` (t_s 2.02–4.66, 9.1–9.3)`: the lost ranges, at most five.
+pub fn lost_ranges_text(lost: &[crate::record::sidecar::LostRange]) -> String {
+    if lost.is_empty() {
+        return String::new();
+    }
+    let mut parts: Vec<String> = lost
+        .iter()
+        .take(5)
+        .map(|r| format!("{:.2}–{:.2}", r.from_t_s, r.to_t_s))
+        .collect();
+    if lost.len() > 5 {
+        parts.push(format!("{} more", lost.len() - 5));
+    }
+    format!(" (t_s {})", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tags_tests {
+    use std::time::Duration;
+
+    use super::tags;
+    use crate::interval::{CpuRates, Interval};
+    use crate::noise::traced::Intruder;
+    use crate::noise::{
+        Cause, CauseClass, CpuVerdict, Judgement, Traced, TracedCpu, TracedTask, VerdictState,
+    };
+    use crate::pipeline::Sample;
+    use crate::snapshot::Stamp;
+
+    fn task(comm: &str, pid: u32, ms: f64) -> Intruder {
+        Intruder {
+            task: TracedTask {
+                comm: comm.into(),
+                pid,
+                tid: pid,
+                per_cpu_kthread: false,
+            },
+            ns: (ms * 1e6) as u64,
+            slices: 1,
+        }
+    }
+
+    fn verdict(
+        cpu: u32,
+        state: VerdictState,
+        causes: Vec<Cause>,
+        reason: Option<&str>,
+    ) -> CpuVerdict {
+        CpuVerdict {
+            cpu,
+            watched: cpu != 0,
+            state,
+            causes,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn rows_say_why_and_who_on_watched_traced_cpus() {
+        let cause = |label: &str, value: f64, unit| Cause {
+            class: CauseClass::DeviceIrq,
+            label: label.into(),
+            value,
+            limit: 10.0,
+            unit,
+        };
+        let s = Sample {
+            interval: Interval {
+                from: Stamp::default(),
+                to: Stamp::default(),
+                dt_s: 1.0,
+                freq_source: None,
+                cpus: (0..3)
+                    .map(|cpu| CpuRates {
+                        cpu,
+                        ..CpuRates::default()
+                    })
+                    .collect(),
+                pkgs: Vec::new(),
+                irqs: Vec::new(),
+                softirqs: Vec::new(),
+                gone: Vec::new(),
+            },
+            judgement: Judgement {
+                findings: Vec::new(),
+                verdicts: vec![
+                    verdict(0, VerdictState::Quiet, Vec::new(), None),
+                    verdict(
+                        1,
+                        VerdictState::Noisy,
+                        vec![cause("IRQ eth0", 402.0, "/s"), cause("steal", 3.06, "%")],
+                        None,
+                    ),
+                    verdict(
+                        2,
+                        VerdictState::Unknown,
+                        Vec::new(),
+                        Some("no interval yet"),
+                    ),
+                ],
+            },
+            watched: vec![1, 2],
+            trace: Some(Traced {
+                cpus: vec![TracedCpu {
+                    cpu: 1,
+                    window_ns: 1_000_000_000,
+                    owner: None,
+                    intruders: vec![
+                        task("kworker/1:1", 77, 12.345),
+                        task("sshd", 900, 3.0),
+                        task("rcu_sched", 15, 0.094),
+                        task("bash", 1000, 0.01),
+                    ],
+                    stolen: Vec::new(),
+                    unseen_ns: 0,
+                }],
+                lost: 0,
+                idle_hidden: false,
+            }),
+            statuses: Vec::new(),
+            machine: None,
+            next_at: None,
+            took: Duration::ZERO,
+            position: None,
+            notes: Vec::new(),
+        };
+        let t = tags(&s);
+        let got: Vec<(&str, String)> = t
+            .iter()
+            .map(|r| (r.why.as_str(), r.intruders.join(";")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("", String::new()),
+                (
+                    "IRQ eth0 402/s; steal 3.1 %",
+                    "kworker/1:1[77]:12.35;sshd[900]:3.00;rcu_sched[15]:0.09".to_string()
+                ),
+                ("no interval yet", String::new()),
+                ("", String::new()),
+            ]
+        );
     }
 }
 

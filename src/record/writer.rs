@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::interval::Interval;
 use crate::machine::Machine;
 use crate::record::columns::{self, Kind, Schema, iso_time, write_num};
-use crate::record::sidecar::{self, RecordMeta, Sidecar};
+use crate::record::sidecar::{self, LostRange, RecordMeta, Sidecar};
 
 /// How to treat a file that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +32,10 @@ pub struct RowTags {
     pub verdict: String,
     /// Active finding ids.
     pub findings: Vec<String>,
+    /// The verdict's causes, or why it is unknown.
+    pub why: String,
+    /// `comm[pid]:ms` of the other tasks that ran longest (traced CPUs).
+    pub intruders: Vec<String>,
 }
 
 /// Why a recording cannot start.
@@ -41,13 +45,21 @@ pub enum RecordError {
     #[error("{0} exists: pass --force to overwrite it or --append to add to it")]
     Exists(PathBuf),
     /// The file or its sidecar cannot be opened or written.
-    #[error("cannot write {path}: {source}")]
+    // the OS error is said in the message, so it is not also a `source`
+    // that `{:#}` would print a second time
+    #[error("cannot write {path}: {err}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
-        source: std::io::Error,
+        err: std::io::Error,
     },
+    /// The target exists and is not a regular file (`/dev/full`, a FIFO):
+    /// its sidecar would land beside it.
+    #[error(
+        "{0}: not a regular file; a recording is a file, with its machine facts in FILE.json beside it"
+    )]
+    NotAFile(PathBuf),
     /// `--append` to a file of another layout.
     #[error("cannot append to {path}: {why}")]
     Mismatch {
@@ -72,12 +84,17 @@ pub struct Recorder {
     origin_t: f64,
     line: String,
     csv: csv::Writer<Vec<u8>>,
+    /// Whether the last interval could not be written (the next lost one
+    /// extends the same range).
+    losing: bool,
+    /// Lost ranges not yet in the sidecar file.
+    unsaved: bool,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
-    move |source| RecordError::Io {
+    move |err| RecordError::Io {
         path: path.to_path_buf(),
-        source,
+        err,
     }
 }
 
@@ -109,6 +126,11 @@ impl Recorder {
         machine: &Machine,
         meta: &RecordMeta,
     ) -> Result<Recorder, RecordError> {
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(RecordError::NotAFile(path.to_path_buf()));
+        }
         let schema = Schema::for_machine(machine);
         let header: Vec<String> = schema.names().iter().map(|s| (*s).to_string()).collect();
         let mut sidecar = Sidecar::new(machine, meta, header.clone());
@@ -170,6 +192,8 @@ impl Recorder {
             origin_t,
             line: String::new(),
             csv: csv_writer(Vec::new()),
+            losing: false,
+            unsaved: false,
         };
         if fresh {
             rec.csv
@@ -183,6 +207,70 @@ impl Recorder {
     /// Writes one interval (every CPU row, then the machine row) in one
     /// `write`; `tags` gives each row's verdict and findings.
     pub fn write(&mut self, iv: &Interval, tags: &[RowTags]) -> std::io::Result<()> {
+        let r = self.write_rows(iv, tags);
+        match &r {
+            Ok(()) => {
+                self.losing = false;
+                // the first write that works again also saves the lost ranges
+                if self.unsaved && self.sidecar.write(&self.path).is_ok() {
+                    self.unsaved = false;
+                }
+            }
+            Err(e) => self.note_lost(iv, e),
+        }
+        r
+    }
+
+    /// Adds an interval that could not be written to the lost ranges.
+    fn note_lost(&mut self, iv: &Interval, e: &std::io::Error) {
+        let origin = self.origin_mono.unwrap_or(iv.from.mono_ns);
+        let origin_t = if self.origin_t.is_nan() {
+            0.0
+        } else {
+            self.origin_t
+        };
+        let to = origin_t + iv.to.mono_ns.saturating_sub(origin) as f64 / 1e9;
+        let from = to - iv.dt_s;
+        match self.sidecar.lost.last_mut() {
+            Some(last) if self.losing => {
+                last.to_t_s = to;
+                last.intervals += 1;
+            }
+            _ => self.sidecar.lost.push(LostRange {
+                from_t_s: from,
+                to_t_s: to,
+                intervals: 1,
+                why: e.to_string(),
+            }),
+        }
+        self.losing = true;
+        self.unsaved = true;
+    }
+
+    /// Records where each metric comes from; kept from the first
+    /// recording when appending.
+    pub fn set_sources(&mut self, sources: Vec<sidecar::MetricSource>) {
+        if self.sidecar.sources.is_empty() {
+            self.sidecar.sources = sources;
+            self.unsaved |= self.sidecar.started.is_some();
+        }
+    }
+
+    /// The intervals that could not be written, in ranges.
+    pub fn lost(&self) -> &[LostRange] {
+        &self.sidecar.lost
+    }
+
+    /// Writes the lost ranges to the sidecar if they are not there yet.
+    pub fn save_lost(&mut self) -> std::io::Result<()> {
+        if self.unsaved {
+            self.sidecar.write(&self.path)?;
+            self.unsaved = false;
+        }
+        Ok(())
+    }
+
+    fn write_rows(&mut self, iv: &Interval, tags: &[RowTags]) -> std::io::Result<()> {
         if self.origin_mono.is_none() {
             self.origin_mono = Some(iv.from.mono_ns);
             if self.sidecar.started_wall_ns.is_none() {
@@ -241,6 +329,8 @@ impl Recorder {
                 }
                 Kind::Verdict => self.line.push_str(&tag.verdict),
                 Kind::Findings => self.line.push_str(&tag.findings.join(";")),
+                Kind::Why => self.line.push_str(&tag.why),
+                Kind::Intruders => self.line.push_str(&tag.intruders.join(";")),
             }
             self.csv.write_field(&self.line)?;
         }

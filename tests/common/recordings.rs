@@ -234,6 +234,7 @@ pub fn record_with(
                     cpu: Some(c.cpu),
                     verdict: if ids.is_empty() { "quiet" } else { "noisy" }.into(),
                     findings: ids,
+                    ..RowTags::default()
                 }
             })
             .collect();
@@ -241,6 +242,7 @@ pub fn record_with(
             cpu: None,
             verdict: "quiet".into(),
             findings: Vec::new(),
+            ..RowTags::default()
         });
         rec.write(&iv, &tags).unwrap();
     }
