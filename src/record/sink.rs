@@ -321,6 +321,7 @@ mod tags_tests {
                 per_cpu_kthread: false,
             },
             ns: (ms * 1e6) as u64,
+            charged_ns: None,
             slices: 1,
         }
     }
@@ -398,6 +399,9 @@ mod tags_tests {
                     ],
                     stolen: Vec::new(),
                     unseen_ns: 0,
+                    idle_ns: 0,
+                    unknown_ns: 0,
+                    idle_edge_ns: 0,
                 }],
                 lost: 0,
                 idle_hidden: false,
