@@ -185,10 +185,11 @@ pub fn text(rep: &ProbeReport) -> String {
     } else {
         let _ = writeln!(
             s,
-            "{:>4}  {:<10}  {:<14}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
+            "{:>4}  {:<10}  {:<14}  {:<10}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
             "CPU",
             "kind",
             "state",
+            "tagged by",
             "count",
             "p50",
             "p90",
@@ -201,10 +202,11 @@ pub fn text(rep: &ProbeReport) -> String {
         for r in &rep.rows {
             let _ = writeln!(
                 s,
-                "{:>4}  {:<10}  {:<14}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
+                "{:>4}  {:<10}  {:<14}  {:<10}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
                 r.cpu,
                 r.kind.name(),
                 r.state,
+                r.tagged_by.name(),
                 r.count,
                 fmt_us(r.p50_us),
                 fmt_us(r.p90_us),
@@ -399,7 +401,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("   1  timer       haltpoll idle         3     30.0     31.0     31.0     31.0     31.0           1    31.0×"),
+            t.contains("   1  timer       haltpoll idle   tracepoint        3     30.0     31.0     31.0     31.0     31.0           1    31.0×"),
             "{t}"
         );
         assert!(
