@@ -45,7 +45,7 @@ pub struct ProbeArgs {
     /// Only these measurements: `timer`, `remote`, `ctx` (comma-separated).
     #[arg(long, value_delimiter = ',', value_parser = ["timer", "remote", "ctx"])]
     pub kinds: Vec<String>,
-    /// Infer each wake-up's idle state from the usage counters instead of
+    /// Tag every wake-up from the cpuidle usage counters alone, without
     /// tracing `power:cpu_idle`.
     #[arg(long)]
     pub no_trace: bool,
