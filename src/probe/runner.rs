@@ -89,12 +89,14 @@ impl Usage {
         }
     }
 
-    fn read(&mut self) -> Vec<u64> {
+    /// The counters now; `None` when one cannot be read (the tag is then
+    /// unknown, not busy).
+    fn read(&mut self) -> Option<Vec<u64>> {
         self.buf.clear();
         for &id in &self.ids {
-            self.buf.push(self.fs.read_u64_id(id).unwrap_or(0));
+            self.buf.push(self.fs.read_u64_id(id).ok()?);
         }
-        self.buf.clone()
+        Some(self.buf.clone())
     }
 }
 
@@ -136,7 +138,7 @@ fn timer_thread(
     loop {
         // read before the deadline is set: a short gap must not pass
         // while the counters are read
-        let before = usage.as_mut().map(Usage::read);
+        let before = usage.as_mut().and_then(Usage::read);
         let deadline = match interval {
             // cyclictest's schedule: a fixed grid
             Some(i) => {
@@ -151,7 +153,7 @@ fn timer_thread(
         probe_os::sleep_until(deadline);
         let t = monotonic_ns();
         let tag = match (before, usage.as_mut()) {
-            (Some(b), Some(u)) => Some(tag::from_usage(&b, &u.read())),
+            (Some(b), Some(u)) => u.read().map(|a| tag::from_usage(&b, &a)),
             _ => None,
         };
         // periods a late wake-up overran are skipped, as cyclictest does:
@@ -202,13 +204,13 @@ fn sleeper_thread(
     prepare(cpu, fifo)?;
     let mut b = [0u8; 8];
     loop {
-        let before = usage.as_mut().map(Usage::read);
+        let before = usage.as_mut().and_then(Usage::read);
         if rx.read_exact(&mut b).is_err() {
             return Ok(());
         }
         let t = monotonic_ns();
         let tag = match (before, usage.as_mut()) {
-            (Some(b), Some(u)) => Some(tag::from_usage(&b, &u.read())),
+            (Some(b), Some(u)) => u.read().map(|a| tag::from_usage(&b, &a)),
             _ => None,
         };
         let mut reply = [0u8; 16];
