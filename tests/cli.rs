@@ -31,6 +31,7 @@ fn help_of_noisetop_and_of_each_subcommand() {
         "run",
         "report",
         "compare",
+        "probe",
         "serve",
         "man",
         "completions",

@@ -75,7 +75,7 @@ fn compare_of_two_probes_gives_the_measured_sentence() {
     let (a, b) = (fx.join("a.csv"), fx.join("b.csv"));
     let (code, out, err) = noisetop(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    // A: 1000 remote wake-ups from C1 at 2 µs (900) and 3 µs (100);
+    // A: 1000 remote wake-ups from C1 at 2 µs (900) and 3.001 µs (100);
     // B: 1000 from C6 at 91.007 µs (800) and 120.063 µs (200), 300 from C1
     assert_eq!(
         out.lines().next().unwrap(),
@@ -86,6 +86,27 @@ fn compare_of_two_probes_gives_the_measured_sentence() {
         out.contains("remote      C6                     0         -         -      1000        91       120         133"),
         "{out}"
     );
+    let (code, out, err) = noisetop(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["sentence"]
+            .as_str()
+            .unwrap()
+            .starts_with("B's wake-ups from C6: p50 91 µs")
+    );
+    assert_eq!(
+        v["b"]["remote"]["C6"],
+        serde_json::json!({"count": 1000, "p50_us": 91.007, "p99_us": 120.063, "advertised_us": 133})
+    );
+    assert_eq!(v["a"]["remote"]["C1"]["count"], 1000);
+    assert_eq!(v["a"]["timer"]["C1"]["p50_us"], 4.001);
     // the other way round names A first
     let (_, out, _) = noisetop(&["compare", b.to_str().unwrap(), a.to_str().unwrap()]);
     assert!(
@@ -154,4 +175,35 @@ fn the_readme_probe_section_is_the_code() {
         )
     );
     assert!(flat.contains("(its deadlines every 997 µs)"));
+}
+
+/// The fixtures are what the probe would have written: every row's figures
+/// are its own histogram's.
+#[test]
+#[expect(
+    clippy::float_cmp,
+    reason = "the figures are rounded the same way: exact"
+)]
+fn the_probe_fixtures_rows_are_their_histograms() {
+    use noisetop::probe::stats::{from_buckets, percentiles, to_buckets};
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe");
+    for name in ["a.csv", "b.csv"] {
+        let rep = noisetop::probe::report::read_recording(&fx.join(name))
+            .unwrap()
+            .unwrap();
+        for r in &rep.rows {
+            let h = from_buckets(&r.histogram_ns);
+            assert_eq!(to_buckets(&h), r.histogram_ns, "{name}: {r:?}");
+            let p = percentiles(&h);
+            assert_eq!(
+                [r.p50_us, r.p90_us, r.p99_us, r.p999_us, r.max_us],
+                [p[0], p[1], p[2], p[3], p[4]],
+                "{name}: {} {} {}",
+                r.cpu,
+                r.kind.name(),
+                r.state
+            );
+            assert_eq!(r.count, h.len());
+        }
+    }
 }

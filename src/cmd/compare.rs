@@ -50,7 +50,12 @@ fn probes(args: &CompareArgs) -> Result<Option<String>> {
     let a = read_recording(&args.a).map_err(anyhow::Error::msg)?;
     let b = read_recording(&args.b).map_err(anyhow::Error::msg)?;
     match (a, b) {
-        (Some(a), Some(b)) => Ok(Some(crate::probe::compare::render(&a, &b))),
+        (Some(a), Some(b)) => Ok(Some(match args.format {
+            Format::Json => {
+                serde_json::to_string_pretty(&crate::probe::compare::json(&a, &b))? + "\n"
+            }
+            _ => crate::probe::compare::render(&a, &b),
+        })),
         (None, None) => Ok(None),
         (a, _) => Err(crate::cmd::UsageError(format!(
             "{} is a probe recording and {} is not: compare two probes, or two recordings",

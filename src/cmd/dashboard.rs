@@ -142,6 +142,10 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     if let crate::cmd::Tree::Foreign(why) = &tree {
         state.foreign = Some(why.clone());
     }
+    // the last probe measured this machine: a foreign tree gets none
+    if matches!(tree, crate::cmd::Tree::Live) {
+        state.probe = crate::probe::report::load_last();
+    }
     let ctl = control.clone();
     let mut wiring = Wiring {
         feed: rx,

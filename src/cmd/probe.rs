@@ -45,7 +45,7 @@ pub struct ProbeArgs {
     /// Only these measurements: `timer`, `remote`, `ctx` (comma-separated).
     #[arg(long, value_delimiter = ',', value_parser = ["timer", "remote", "ctx"])]
     pub kinds: Vec<String>,
-    /// Infer each wake-up's idle state from the usage counters instead of
+    /// Tag every wake-up from the cpuidle usage counters alone, without
     /// tracing `power:cpu_idle`.
     #[arg(long)]
     pub no_trace: bool,
@@ -193,6 +193,16 @@ pub fn run(args: &ProbeArgs) -> Result<ExitCode> {
         stop: crate::stop::Stop::on_signals().context("cannot install the signal handlers")?,
     };
     let rep = runner::run(&opts);
+    // kept for the dashboard's CPU detail; a home that cannot take it
+    // loses only that
+    if let Some(path) = crate::probe::report::last_path()
+        && let Err(e) = crate::probe::report::save_last(&rep, &path)
+    {
+        eprintln!(
+            "noisetop: the dashboard will not show this probe: cannot write {}: {e}",
+            path.display()
+        );
+    }
     if let Some(path) = &args.record {
         crate::probe::report::write_recording(&rep, path)
             .with_context(|| format!("cannot write {}", path.display()))?;

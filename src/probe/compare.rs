@@ -147,3 +147,37 @@ pub fn render(a: &ProbeReport, b: &ProbeReport) -> String {
     s.push_str("  latencies in µs, every probed CPU of each recording added up\n");
     s
 }
+
+/// The comparison as JSON: the sentence, and per side, kind and state the
+/// wake-ups added up over the CPUs (count, p50, p99 in µs, advertised).
+pub fn json(a: &ProbeReport, b: &ProbeReport) -> serde_json::Value {
+    let side = |r: &ProbeReport| {
+        let mut kinds = serde_json::Map::new();
+        for kind in [Kind::Timer, Kind::Remote, Kind::RoundTrip] {
+            let states: serde_json::Map<String, serde_json::Value> = by_state(r, kind)
+                .into_iter()
+                .map(|x| {
+                    let p = percentiles(&x.hist);
+                    (
+                        x.state,
+                        serde_json::json!({
+                            "count": x.hist.len(),
+                            "p50_us": p[0],
+                            "p99_us": p[2],
+                            "advertised_us": x.advertised_us,
+                        }),
+                    )
+                })
+                .collect();
+            if !states.is_empty() {
+                kinds.insert(kind.name().into(), states.into());
+            }
+        }
+        serde_json::Value::Object(kinds)
+    };
+    serde_json::json!({
+        "sentence": sentence(a, b),
+        "a": side(a),
+        "b": side(b),
+    })
+}

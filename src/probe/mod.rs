@@ -42,7 +42,7 @@ impl Kind {
 }
 
 /// How the idle state of a wake-up was known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TagMethod {
     /// The `power:cpu_idle` tracepoint of the woken CPU.

@@ -113,6 +113,44 @@ pub fn read_recording(csv: &Path) -> Result<Option<ProbeReport>, String> {
         .map_err(|e| format!("{}: {e}", side.display()))
 }
 
+/// Where the last probe is kept for the dashboard:
+/// `$XDG_STATE_HOME/noisetop/last-probe.json`, else
+/// `$HOME/.local/state/noisetop/last-probe.json`.
+pub fn last_path() -> Option<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/state"))
+        })?;
+    Some(base.join("noisetop/last-probe.json"))
+}
+
+/// Keeps `rep` at `path` (its folder made), for the dashboard to show.
+pub fn save_last(rep: &ProbeReport, path: &Path) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let text = serde_json::to_string(rep).map_err(std::io::Error::other)?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The last probe kept at `path`, when there is one that reads.
+pub fn load_last_from(path: &Path) -> Option<ProbeReport> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str::<ProbeReport>(&text)
+        .ok()
+        .filter(|r| r.format == super::FORMAT)
+}
+
+/// The last probe of this machine (see [`last_path`]).
+pub fn load_last() -> Option<ProbeReport> {
+    load_last_from(&last_path()?)
+}
+
 /// A latency in µs as the tables print it.
 pub fn fmt_us(v: f64) -> String {
     if v >= 100.0 {
@@ -147,10 +185,11 @@ pub fn text(rep: &ProbeReport) -> String {
     } else {
         let _ = writeln!(
             s,
-            "{:>4}  {:<10}  {:<14}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
+            "{:>4}  {:<10}  {:<14}  {:<10}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
             "CPU",
             "kind",
             "state",
+            "tagged by",
             "count",
             "p50",
             "p90",
@@ -163,10 +202,11 @@ pub fn text(rep: &ProbeReport) -> String {
         for r in &rep.rows {
             let _ = writeln!(
                 s,
-                "{:>4}  {:<10}  {:<14}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
+                "{:>4}  {:<10}  {:<14}  {:<10}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>7}  {:>10}  {:>7}",
                 r.cpu,
                 r.kind.name(),
                 r.state,
+                r.tagged_by.name(),
                 r.count,
                 fmt_us(r.p50_us),
                 fmt_us(r.p90_us),
@@ -329,6 +369,31 @@ mod tests {
     }
 
     #[test]
+    fn the_last_probe_is_kept_whole_and_the_detail_shows_its_cpu() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/noisetop/last-probe.json");
+        assert_eq!(load_last_from(&path), None);
+        save_last(&report(), &path).unwrap();
+        let back = load_last_from(&path).unwrap();
+        assert_eq!(back, report());
+        assert_eq!(
+            crate::tui::detail::probe_lines(&back, 1),
+            vec![
+                (String::new(), String::new()),
+                ("last probe · p50 / p99".to_string(), "µs".to_string()),
+                (
+                    "timer haltpoll idle ×3".to_string(),
+                    "30.0 / 31.0".to_string()
+                ),
+                ("context switch".to_string(), "2.5".to_string()),
+            ]
+        );
+        assert!(crate::tui::detail::probe_lines(&back, 0).is_empty());
+        std::fs::write(&path, "{}").unwrap();
+        assert_eq!(load_last_from(&path), None, "not a probe");
+    }
+
+    #[test]
     fn the_table_says_the_method_and_the_conditions() {
         let t = text(&report());
         assert!(
@@ -336,7 +401,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("   1  timer       haltpoll idle         3     30.0     31.0     31.0     31.0     31.0           1    31.0×"),
+            t.contains("   1  timer       haltpoll idle   tracepoint        3     30.0     31.0     31.0     31.0     31.0           1    31.0×"),
             "{t}"
         );
         assert!(

@@ -89,12 +89,14 @@ impl Usage {
         }
     }
 
-    fn read(&mut self) -> Vec<u64> {
+    /// The counters now; `None` when one cannot be read (the tag is then
+    /// unknown, not busy).
+    fn read(&mut self) -> Option<Vec<u64>> {
         self.buf.clear();
         for &id in &self.ids {
-            self.buf.push(self.fs.read_u64_id(id).unwrap_or(0));
+            self.buf.push(self.fs.read_u64_id(id).ok()?);
         }
-        self.buf.clone()
+        Some(self.buf.clone())
     }
 }
 
@@ -134,6 +136,9 @@ fn timer_thread(
     let mut rng = fastrand::Rng::new();
     let mut next = monotonic_ns();
     loop {
+        // read before the deadline is set: a short gap must not pass
+        // while the counters are read
+        let before = usage.as_mut().and_then(Usage::read);
         let deadline = match interval {
             // cyclictest's schedule: a fixed grid
             Some(i) => {
@@ -145,11 +150,10 @@ fn timer_thread(
         if deadline > end || stop.is_stopped() {
             break;
         }
-        let before = usage.as_mut().map(Usage::read);
         probe_os::sleep_until(deadline);
         let t = monotonic_ns();
         let tag = match (before, usage.as_mut()) {
-            (Some(b), Some(u)) => Some(tag::from_usage(&b, &u.read())),
+            (Some(b), Some(u)) => u.read().map(|a| tag::from_usage(&b, &a)),
             _ => None,
         };
         // periods a late wake-up overran are skipped, as cyclictest does:
@@ -200,13 +204,13 @@ fn sleeper_thread(
     prepare(cpu, fifo)?;
     let mut b = [0u8; 8];
     loop {
-        let before = usage.as_mut().map(Usage::read);
+        let before = usage.as_mut().and_then(Usage::read);
         if rx.read_exact(&mut b).is_err() {
             return Ok(());
         }
         let t = monotonic_ns();
         let tag = match (before, usage.as_mut()) {
-            (Some(b), Some(u)) => Some(tag::from_usage(&b, &u.read())),
+            (Some(b), Some(u)) => u.read().map(|a| tag::from_usage(&b, &a)),
             _ => None,
         };
         let mut reply = [0u8; 16];
@@ -445,8 +449,12 @@ pub fn run(opts: &Opts) -> ProbeReport {
         });
     }
     let inferring = trace.is_none();
+    // the counters are read around every wake-up, traced or not: a kernel
+    // may not hand perf every idle entry, and the counters show the ones
+    // the trace missed
     let usage = |cpu: u32| {
-        inferring.then(|| Usage::open(&opts.roots, cpu, states.get(&cpu).map_or(0, Vec::len)))
+        let n = states.get(&cpu).map_or(0, Vec::len);
+        (n > 0).then(|| Usage::open(&opts.roots, cpu, n))
     };
     let phases = u32::from(opts.kinds.timer) + u32::from(opts.kinds.remote);
     let share = opts.duration / phases.max(1);
@@ -521,13 +529,28 @@ pub fn run(opts: &Opts) -> ProbeReport {
         list.sort_by_key(|e| e.time);
     }
     let mut lat = Latencies::default();
+    let (mut from_idle, mut missed) = (0u64, 0u64);
     for w in &wakes {
-        let tag = match (w.tag, events.get(&w.cpu)) {
-            (Some(t), _) => t,
-            (None, Some(ev)) if !inferring => tag::from_events(ev, w.start, w.end),
-            _ => Tag::Unknown,
+        let (tag, by) = if inferring {
+            (w.tag.unwrap_or(Tag::Unknown), TagMethod::Inferred)
+        } else {
+            let traced = events
+                .get(&w.cpu)
+                .map_or(Tag::Busy, |ev| tag::from_events(ev, w.start, w.end));
+            tag::combine(traced, w.tag)
         };
-        lat.add(w.cpu, w.kind, tag, w.end.saturating_sub(w.start));
+        if w.kind != Kind::RoundTrip && matches!(tag, Tag::State(_)) {
+            from_idle += 1;
+            missed += u64::from(!inferring && by == TagMethod::Inferred);
+        }
+        lat.add(w.cpu, w.kind, tag, by, w.end.saturating_sub(w.start));
+    }
+    if missed > 0 {
+        cond.notes.push(format!(
+            "the power:cpu_idle tracepoint missed {missed} of {from_idle} wake-ups from idle that \
+             the cpuidle usage counters saw (this kernel does not hand perf every idle entry): \
+             those are tagged from the counters, in rows marked inferred"
+        ));
     }
     let mut ctx = Vec::new();
     if opts.kinds.ctx {
@@ -555,7 +578,7 @@ pub fn run(opts: &Opts) -> ProbeReport {
         cpus: opts.cpus.clone(),
         duration_s: opts.duration.as_secs_f64(),
         timer_interval_us: opts.timer_interval.map(|d| d.as_secs_f64() * 1e6),
-        rows: lat.rows(&states, cond.tagged_by.unwrap_or(TagMethod::Tracepoint)),
+        rows: lat.rows(&states),
         conditions: cond,
         ctx,
     }

@@ -61,24 +61,25 @@ pub fn percentiles(h: &Histogram<u64>) -> [f64; 6] {
 /// The wake-ups of a probe, by CPU × kind × tag.
 #[derive(Default)]
 pub struct Latencies {
-    hist: BTreeMap<(u32, Kind, Tag), Histogram<u64>>,
+    hist: BTreeMap<(u32, Kind, Tag, TagMethod), Histogram<u64>>,
 }
 
 impl Latencies {
-    /// Adds one wake-up of `ns` latency.
-    pub fn add(&mut self, cpu: u32, kind: Kind, tag: Tag, ns: u64) {
+    /// Adds one wake-up of `ns` latency, tagged `by` a method.
+    pub fn add(&mut self, cpu: u32, kind: Kind, tag: Tag, by: TagMethod, ns: u64) {
         self.hist
-            .entry((cpu, kind, tag))
+            .entry((cpu, kind, tag, by))
             .or_insert_with(new_histogram)
             .record(ns)
             .expect("an auto-resizing histogram takes any u64");
     }
 
-    /// One row per CPU × kind × tag; `states[cpu]` names the states.
-    pub fn rows(&self, states: &BTreeMap<u32, Vec<StateDecl>>, by: TagMethod) -> Vec<Row> {
+    /// One row per CPU × kind × tag × method; `states[cpu]` names the
+    /// states.
+    pub fn rows(&self, states: &BTreeMap<u32, Vec<StateDecl>>) -> Vec<Row> {
         self.hist
             .iter()
-            .map(|(&(cpu, kind, tag), h)| {
+            .map(|(&(cpu, kind, tag, by), h)| {
                 let decl = match tag {
                     Tag::State(i) => states.get(&cpu).and_then(|s| s.get(i as usize)),
                     _ => None,
@@ -134,13 +135,13 @@ mod tests {
         let mut l = Latencies::default();
         // 90 wake-ups at 2 µs and 10 at 10 µs from state 1 (advertised 4)
         for _ in 0..90 {
-            l.add(1, Kind::Timer, Tag::State(1), 2000);
+            l.add(1, Kind::Timer, Tag::State(1), TagMethod::Tracepoint, 2000);
         }
         for _ in 0..10 {
-            l.add(1, Kind::Timer, Tag::State(1), 10_000);
+            l.add(1, Kind::Timer, Tag::State(1), TagMethod::Tracepoint, 10_000);
         }
-        l.add(1, Kind::Timer, Tag::Busy, 700);
-        l.add(1, Kind::Timer, Tag::State(0), 300);
+        l.add(1, Kind::Timer, Tag::Busy, TagMethod::Tracepoint, 700);
+        l.add(1, Kind::Timer, Tag::State(0), TagMethod::Inferred, 300);
         let states = BTreeMap::from([(
             1,
             vec![
@@ -154,7 +155,7 @@ mod tests {
                 },
             ],
         )]);
-        let rows = l.rows(&states, TagMethod::Tracepoint);
+        let rows = l.rows(&states);
         assert_eq!(rows.len(), 3);
         let c1 = rows.iter().find(|r| r.state == "C1").unwrap();
         assert_eq!(c1.count, 100);
@@ -168,6 +169,8 @@ mod tests {
         assert_eq!(c1.histogram_ns, vec![(2000, 90), (10_007, 10)]);
         let poll = rows.iter().find(|r| r.state == "POLL").unwrap();
         assert_eq!(poll.advertised_us, Some(0));
+        assert_eq!(poll.tagged_by, TagMethod::Inferred);
+        assert_eq!(c1.tagged_by, TagMethod::Tracepoint);
         assert_eq!(poll.p50_over_advertised, None, "advertised 0 has no ratio");
         let busy = rows.iter().find(|r| r.state == "busy").unwrap();
         assert_eq!((busy.state_index, busy.advertised_us), (None, None));

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::TagMethod;
 use crate::source::idle_ring::IdleEvent;
 
 /// What the woken CPU was doing when the wake-up was due.
@@ -39,6 +40,19 @@ pub fn from_events(events: &[IdleEvent], start: u64, end: u64) -> Tag {
             Some(IdleEvent { state: Some(_), .. }) => Tag::Unknown,
             _ => Tag::Busy,
         },
+    }
+}
+
+/// The tag of a traced wake-up, checked against the usage counters read
+/// around it (`None`: unreadable): the trace's idle state stands; where the
+/// trace saw no idle period (busy) or lost it (unknown) but the counters
+/// show one entered, the trace missed it and the counters' tag is used,
+/// marked inferred.
+pub fn combine(traced: Tag, counted: Option<Tag>) -> (Tag, TagMethod) {
+    match (traced, counted) {
+        (Tag::State(s), _) => (Tag::State(s), TagMethod::Tracepoint),
+        (_, Some(Tag::State(s))) => (Tag::State(s), TagMethod::Inferred),
+        (t, _) => (t, TagMethod::Tracepoint),
     }
 }
 
@@ -94,6 +108,23 @@ mod tests {
         assert_eq!(from_events(&f, 10, 30), Tag::State(1));
         // an exit with no entry before it (lost): unknown
         assert_eq!(from_events(&[ev(20, None)], 10, 30), Tag::Unknown);
+    }
+
+    #[test]
+    fn the_counters_fill_in_what_the_trace_missed_and_nothing_else() {
+        use TagMethod::{Inferred, Tracepoint};
+        let s1 = Tag::State(1);
+        assert_eq!(combine(s1, Some(Tag::Busy)), (s1, Tracepoint));
+        assert_eq!(combine(s1, Some(Tag::State(0))), (s1, Tracepoint));
+        assert_eq!(combine(Tag::Busy, Some(s1)), (s1, Inferred));
+        assert_eq!(combine(Tag::Unknown, Some(s1)), (s1, Inferred));
+        assert_eq!(combine(Tag::Busy, Some(Tag::Busy)), (Tag::Busy, Tracepoint));
+        assert_eq!(
+            combine(Tag::Busy, Some(Tag::Unknown)),
+            (Tag::Busy, Tracepoint)
+        );
+        assert_eq!(combine(Tag::Busy, None), (Tag::Busy, Tracepoint));
+        assert_eq!(combine(Tag::Unknown, None), (Tag::Unknown, Tracepoint));
     }
 
     #[test]

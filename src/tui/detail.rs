@@ -245,11 +245,39 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
             lines.push(("nothing else ran".into(), String::new()));
         }
     }
+    if let Some(p) = &s.probe {
+        lines.extend(probe_lines(p, cpu));
+    }
     for (i, (k, v)) in lines.iter().take(area.height as usize).enumerate() {
         let y = area.y + i as u16;
         buf.set_string(area.x + 1, y, left(k, 30), t.dim());
         buf.set_string(area.x + 31, y, right(v, 10), t.text());
     }
+}
+
+/// The last probe's figures of `cpu`: p50 and p99 per kind and state, and
+/// the context switch; nothing when the probe did not measure it.
+pub fn probe_lines(p: &crate::probe::ProbeReport, cpu: u32) -> Vec<(String, String)> {
+    use crate::probe::report::fmt_us;
+    let rows: Vec<_> = p.rows.iter().filter(|r| r.cpu == cpu).collect();
+    let ctx = p.ctx.iter().find(|c| c.cpu == cpu);
+    if rows.is_empty() && ctx.is_none() {
+        return Vec::new();
+    }
+    let mut v = vec![
+        (String::new(), String::new()),
+        ("last probe · p50 / p99".into(), "µs".into()),
+    ];
+    for r in rows {
+        v.push((
+            format!("{} {} ×{}", r.kind.name(), r.state, r.count),
+            format!("{} / {}", fmt_us(r.p50_us), fmt_us(r.p99_us)),
+        ));
+    }
+    if let Some(c) = ctx {
+        v.push(("context switch".into(), fmt_us(c.switch_us)));
+    }
+    v
 }
 
 /// `36 virtio1-req.0` for a device row, `LOC Local timer interrupts` for

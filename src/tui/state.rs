@@ -202,6 +202,8 @@ pub struct State {
     pub foreign: Option<String>,
     /// The last word on who-ran attribution: the traced CPUs, or why none.
     pub trace_status: Option<String>,
+    /// The last `noisetop probe` of this machine, shown in a CPU's detail.
+    pub probe: Option<crate::probe::ProbeReport>,
     /// Every finding of the session.
     pub log: FindingLog,
     /// Per-CPU history.
@@ -274,6 +276,7 @@ impl State {
             notes: Vec::new(),
             foreign: None,
             trace_status: None,
+            probe: None,
             log: FindingLog::default(),
             history: History::default(),
             view: View::Cores,
