@@ -20,6 +20,7 @@ fn traced(cpu: u32) -> Traced {
         pid,
         tid: pid,
         per_cpu_kthread: false,
+        exited: false,
     };
     Traced {
         cpus: vec![TracedCpu {
@@ -44,6 +45,9 @@ fn traced(cpu: u32) -> Traced {
                 })
                 .collect(),
             unseen_ns: 0,
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
         }],
         lost: 0,
         idle_hidden: false,

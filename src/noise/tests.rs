@@ -392,6 +392,7 @@ fn traced_task(comm: &str, pid: u32, kthread: bool) -> TracedTask {
         pid,
         tid: pid,
         per_cpu_kthread: kthread,
+        exited: false,
     }
 }
 
@@ -584,6 +585,9 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
                 },
             ],
             stolen: Vec::new(),
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
             unseen_ns: 0,
         }],
         lost: 0,
@@ -674,6 +678,9 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
                     max_ns: 9_000,
                 },
             ],
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
             unseen_ns: 0,
         }],
         lost: 0,
@@ -718,6 +725,9 @@ fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
             owner: Some(traced_task("bench", 4000, false)),
             intruders: Vec::new(),
             stolen: Vec::new(),
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
             unseen_ns,
         }],
         lost: 0,

@@ -16,6 +16,9 @@ pub struct TracedTask {
     /// Whether it is a kernel thread bound to this CPU (a per-CPU kworker,
     /// ksoftirqd, migration): `taskset` cannot move it.
     pub per_cpu_kthread: bool,
+    /// It has exited since it ran: no command can move it.
+    #[serde(default)]
+    pub exited: bool,
 }
 
 /// A task other than the owner that ran on the CPU.
@@ -63,6 +66,20 @@ pub struct TracedCpu {
     /// for some of it (one whose events perf does not get), how long is
     /// not known.
     pub unseen_ns: u64,
+    /// The figures are sampled from /proc (each task's run time and the
+    /// CPU it ran on last), not traced: a task that moved between CPUs is
+    /// credited to one of them, and no interrupt time is known.
+    #[serde(default)]
+    pub sampled: bool,
+    /// Whether the owner was given (`--owner`, `run`'s command) rather
+    /// than taken as the task that ran longest in the window.
+    #[serde(default)]
+    pub owner_given: bool,
+    /// The longest runner of the window before, when the owner is not
+    /// given and it has changed since: the new longest runner may be a
+    /// stray task, not the benchmark.
+    #[serde(default)]
+    pub owner_was: Option<TracedTask>,
 }
 
 /// Every traced CPU of an interval, and what could not be traced.

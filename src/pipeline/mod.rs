@@ -8,6 +8,7 @@
 pub mod control;
 pub mod live;
 pub mod replay;
+pub mod sampled;
 pub mod trace;
 
 use std::time::{Duration, Instant};
@@ -97,6 +98,13 @@ pub trait TraceSource: Send {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Makes these pids (and the processes they start) the owner of every
+    /// traced CPU; empty: the task that ran longest in each window.
+    fn set_owners(&mut self, _pids: Vec<u32>) {}
+    /// Whether the figures are sampled from /proc rather than traced.
+    fn sampled(&self) -> bool {
+        false
+    }
 }
 
 /// The engine, the watched CPUs, the thresholds and the tracer: what turns
@@ -115,6 +123,9 @@ pub struct Driver<H: Hardware> {
     /// task (said in the status from then on).
     idle_hidden: bool,
     online: Vec<u32>,
+    /// Each traced CPU's longest runner of the last window, to tell when
+    /// it changes.
+    longest: Vec<(u32, crate::noise::TracedTask)>,
 }
 
 /// What one step produced.
@@ -139,6 +150,7 @@ impl<H: Hardware> Driver<H> {
             trace_said: None,
             idle_hidden: false,
             online,
+            longest: Vec::new(),
         }
     }
 
@@ -187,6 +199,15 @@ impl<H: Hardware> Driver<H> {
         self.trace_missing = missing;
     }
 
+    /// Makes these pids the owner of the watched CPUs (`--owner`, the
+    /// dashboard's `o`); empty: the longest runner of each window.
+    pub fn set_owners(&mut self, pids: Vec<u32>) {
+        if let Some(t) = &mut self.tracer {
+            t.set_owners(pids);
+        }
+        self.longest.clear();
+    }
+
     /// Why tracing is off, when it is.
     pub fn trace_missing(&self) -> Option<&str> {
         self.trace_missing.as_deref()
@@ -195,6 +216,11 @@ impl<H: Hardware> Driver<H> {
     /// One line on who-ran attribution: the traced CPUs, or why none is.
     pub fn trace_status(&self) -> String {
         match (&self.tracer, &self.trace_missing) {
+            (Some(t), Some(why)) if t.sampled() => format!(
+                "who ran: {} on CPU {}: not traced: {why}",
+                sampled::HOW,
+                crate::collect::cpulist::format(&t.cpus()),
+            ),
             (_, Some(why)) => format!("who ran: not traced: {why}"),
             (Some(t), None) if !t.cpus().is_empty() => {
                 let mut said = format!(
@@ -222,7 +248,10 @@ impl<H: Hardware> Driver<H> {
     pub fn step(&mut self) -> Step {
         let woke = Instant::now();
         let iv = self.engine.step();
-        let trace = self.tracer.as_mut().map(|t| t.drain());
+        let mut trace = self.tracer.as_mut().map(|t| t.drain());
+        if let Some(t) = &mut trace {
+            note_longest_runner(&mut self.longest, t);
+        }
         let statuses = self.engine.statuses();
         let Some(interval) = iv else {
             return Step::Ready(statuses);
@@ -265,6 +294,28 @@ impl<H: Hardware> Driver<H> {
             position: None,
             notes,
         }))
+    }
+}
+
+/// Marks each traced CPU whose longest runner (the owner, when none is
+/// given) is not the one of the window before, and remembers this one.
+fn note_longest_runner(longest: &mut Vec<(u32, crate::noise::TracedTask)>, t: &mut Traced) {
+    for c in &mut t.cpus {
+        let at = longest.iter().position(|(cpu, _)| *cpu == c.cpu);
+        if c.owner_given {
+            if let Some(i) = at {
+                longest.swap_remove(i);
+            }
+            continue;
+        }
+        let Some(now) = c.owner.clone() else { continue };
+        match at {
+            Some(i) if longest[i].1.pid != now.pid => {
+                c.owner_was = Some(std::mem::replace(&mut longest[i].1, now));
+            }
+            Some(_) => {}
+            None => longest.push((c.cpu, now)),
+        }
     }
 }
 

@@ -113,6 +113,16 @@ impl TraceSource for LiveTrace {
             .as_ref()
             .map_or_else(Vec::new, |t| t.notes().to_vec())
     }
+
+    fn set_owners(&mut self, pids: Vec<u32>) {
+        self.owners = pids;
+        self.strangers.clear();
+        if let Some(t) = &mut self.tracer {
+            for c in t.cpus().to_vec() {
+                t.set_owner(c, self.owners.clone());
+            }
+        }
+    }
 }
 
 /// Whether process `pid` is `root` or one of its descendants, by the parent
@@ -163,6 +173,7 @@ fn task(t: &TaskId, proc: &Path) -> TracedTask {
         pid: t.pid.unwrap_or(t.tid),
         tid: t.tid,
         per_cpu_kthread: bound(proc, t.tid),
+        exited: !crate::source::tasks::alive(proc, t.tid),
     }
 }
 
@@ -212,6 +223,9 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         intruders,
         stolen,
         unseen_ns: c.unseen_ns,
+        sampled: false,
+        owner_given: c.owner_given,
+        owner_was: None,
     }
 }
 

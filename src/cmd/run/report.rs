@@ -31,6 +31,13 @@ pub struct RunFacts {
     pub command_migrations: Option<u64>,
     /// Why nothing was traced.
     pub trace_missing: Option<String>,
+    /// CPU time the command and every child it waited for used (user and
+    /// system, getrusage), ns.
+    pub command_cpu_ns: Option<u64>,
+    /// The share of a watched CPU other tasks may take, % (the watched
+    /// `intruder-pct`).
+    #[serde(skip)]
+    pub others_limit_pct: f64,
 }
 
 /// min / median / max of a series.
@@ -136,6 +143,10 @@ pub struct CpuRun {
     /// Of `traced_ns`, the time around switches the kernel did not show:
     /// who ran then is not known.
     pub unseen_ns: u64,
+    /// Whether who ran was sampled from /proc rather than traced.
+    pub sampled: bool,
+    /// Time the CPU was busy over the run, ns (Busy % × interval length).
+    pub busy_ns: Option<u64>,
     /// Intervals this CPU was judged noisy, of all.
     pub noisy_intervals: u64,
     /// Intervals whose verdict was unknown, of all.
@@ -174,6 +185,9 @@ pub struct RunReport {
     pub per_cpu: Vec<CpuRun>,
     /// Findings seen, most frequent first.
     pub findings: Vec<FindingTotal>,
+    /// The least time others took from the command's CPUs: their busy
+    /// time minus the command's own CPU time, ns.
+    pub others_min_ns: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -192,6 +206,8 @@ struct CpuAcc {
     intruders: BTreeMap<(u32, String), TaskTotal>,
     stolen: BTreeMap<(String, String), (u64, u64, u64)>,
     unseen_ns: u64,
+    sampled: bool,
+    busy_ns: Option<f64>,
     noisy: u64,
     unknown: u64,
     /// Why the last unknown interval was.
@@ -268,9 +284,16 @@ impl Accumulator {
             add(&mut a.csw, r.csw_per_s.map(|v| v * dt));
             add(&mut a.mig, r.mig_per_s.map(|v| v * dt));
             add(&mut a.steal, r.time.and_then(|t| t.steal).map(|v| v * dt));
+            add(
+                &mut a.busy_ns,
+                r.busy_pct
+                    .or_else(|| r.time.and_then(|t| t.busy()))
+                    .map(|b| b / 100.0 * dt * 1e9),
+            );
             if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
                 a.traced_ns += t.window_ns;
                 a.unseen_ns += t.unseen_ns;
+                a.sampled |= t.sampled;
                 for i in &t.intruders {
                     let e = a
                         .intruders
@@ -334,6 +357,7 @@ impl Accumulator {
         let mut worst: Vec<(String, u64, u64)> = Vec::new();
         let mut unknown: Vec<String> = Vec::new();
         let mut per_cpu = Vec::new();
+        let others = others_min(&self.cpus, &facts);
         for (cpu, a) in self.cpus {
             if let Some(why) = a.unknown_why.as_ref().filter(|_| a.unknown > 0) {
                 unknown.push(format!(
@@ -411,6 +435,8 @@ impl Accumulator {
                 steal_pct: a.steal.map(|s| s / secs),
                 traced_ns: a.traced_ns,
                 unseen_ns: a.unseen_ns,
+                sampled: a.sampled,
+                busy_ns: a.busy_ns.map(|b| b as u64),
                 intruders,
                 stolen,
                 noisy_intervals: a.noisy,
@@ -420,6 +446,10 @@ impl Accumulator {
         }
         // intruders first, then the causes seen most often
         worst.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        if let Some(line) = others.as_ref().and_then(|o| o.over_limit(&per_cpu, &facts)) {
+            // the bound holds whatever the sampling missed: it goes first
+            worst.insert(0, (line, u64::MAX, 0));
+        }
         let judged: u64 = per_cpu.iter().map(|c| c.intervals).sum();
         let verdict = if judged == 0 {
             "unknown: the command ended before the first interval".to_string()
@@ -450,7 +480,68 @@ impl Accumulator {
             verdict,
             per_cpu,
             findings,
+            others_min_ns: others.map(|o| o.ns),
         }
+    }
+}
+
+/// Busy time of the command's CPUs beyond what the command itself used.
+struct Others {
+    /// The least time others took, ns.
+    ns: u64,
+    busy_ns: f64,
+    own_ns: u64,
+    /// Seconds of intervals, summed over the CPUs.
+    seconds: f64,
+}
+
+/// Whatever ran on the command's CPUs and was not the command took at
+/// least their busy time minus the command's own CPU time: a bound that
+/// needs no tracing and misses nothing (noisetop keeps off these CPUs).
+fn others_min(cpus: &BTreeMap<u32, CpuAcc>, f: &RunFacts) -> Option<Others> {
+    let own_ns = f.command_cpu_ns?;
+    let mut busy_ns = 0.0;
+    let mut seconds = 0.0;
+    for a in cpus.values() {
+        busy_ns += a.busy_ns?;
+        seconds += a.seconds;
+    }
+    (seconds > 0.0).then(|| Others {
+        ns: (busy_ns - own_ns as f64).max(0.0) as u64,
+        busy_ns,
+        own_ns,
+        seconds,
+    })
+}
+
+impl Others {
+    /// The verdict's first line when others took more than the limit,
+    /// naming the tasks found on the CPUs.
+    fn over_limit(&self, per_cpu: &[CpuRun], f: &RunFacts) -> Option<String> {
+        let pct = self.ns as f64 / (self.seconds * 1e9) * 100.0;
+        if pct <= f.others_limit_pct {
+            return None;
+        }
+        let mut found: Vec<&TaskTotal> = per_cpu.iter().flat_map(|c| &c.intruders).collect();
+        found.sort_by_key(|t| std::cmp::Reverse(t.ns));
+        let names: Vec<String> = found
+            .iter()
+            .take(3)
+            .map(|t| format!("{}[{}] {:.1} ms", t.comm, t.pid, t.ns as f64 / 1e6))
+            .collect();
+        let top = if names.is_empty() {
+            "no task was found there".to_string()
+        } else {
+            format!("top tasks found: {}", names.join(", "))
+        };
+        Some(format!(
+            "others took at least {:.1} ms ({pct:.1} %) of CPU {} (busy {:.1} ms, the command's own \
+                 CPU time {:.1} ms); {top}",
+            self.ns as f64 / 1e6,
+            cpulist::format(&f.cpus),
+            self.busy_ns / 1e6,
+            self.own_ns as f64 / 1e6
+        ))
     }
 }
 
@@ -574,7 +665,11 @@ impl RunReport {
             );
             list(
                 &mut o,
-                "other tasks on the CPU",
+                if c.sampled {
+                    "other tasks on the CPU (sampled from /proc, not exact)"
+                } else {
+                    "other tasks on the CPU"
+                },
                 c.intruders.iter().take(5).map(|i| {
                     format!(
                         "{}[{}] {} in {} slice{}",
@@ -676,6 +771,9 @@ mod tests {
                     intruders: Vec::new(),
                     stolen: Vec::new(),
                     unseen_ns,
+                    sampled: false,
+                    owner_given: true,
+                    owner_was: None,
                 }],
                 lost: 0,
                 idle_hidden: true,
@@ -700,6 +798,8 @@ mod tests {
             command_switches: None,
             command_migrations: None,
             trace_missing: None,
+            command_cpu_ns: None,
+            others_limit_pct: 1.0,
         }
     }
 
