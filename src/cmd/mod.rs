@@ -282,6 +282,9 @@ impl<T: crate::pipeline::TraceSource> crate::pipeline::TraceSource for Noted<T> 
     fn set_owners(&mut self, pids: Vec<u32>) {
         self.inner.set_owners(pids);
     }
+    fn owners(&self) -> Vec<u32> {
+        self.inner.owners()
+    }
     fn sampled(&self) -> bool {
         self.inner.sampled()
     }

@@ -21,6 +21,8 @@ mod virt;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_owner;
 
 use serde::Serialize;
 

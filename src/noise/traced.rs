@@ -92,12 +92,22 @@ pub struct Traced {
     /// The kernel gives perf no events of the idle task: an interrupt that
     /// hit an idle CPU is counted as idle.
     pub idle_hidden: bool,
+    /// CPUs sampled from /proc for the screen only (the detail view's CPU
+    /// when it is not traced): no rule judges them.
+    #[serde(default)]
+    pub browsed: Vec<TracedCpu>,
 }
 
 impl Traced {
     /// Returns one CPU's figures.
     pub fn cpu(&self, cpu: u32) -> Option<&TracedCpu> {
         self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+
+    /// Returns one CPU's figures, traced or else sampled for the screen.
+    pub fn shown(&self, cpu: u32) -> Option<&TracedCpu> {
+        self.cpu(cpu)
+            .or_else(|| self.browsed.iter().find(|c| c.cpu == cpu))
     }
 }
 

@@ -101,6 +101,10 @@ pub trait TraceSource: Send {
     /// Makes these pids (and the processes they start) the owner of every
     /// traced CPU; empty: the task that ran longest in each window.
     fn set_owners(&mut self, _pids: Vec<u32>) {}
+    /// The pids that own the traced CPUs (empty: the longest runners).
+    fn owners(&self) -> Vec<u32> {
+        Vec::new()
+    }
     /// Whether the figures are sampled from /proc rather than traced.
     fn sampled(&self) -> bool {
         false
@@ -126,6 +130,8 @@ pub struct Driver<H: Hardware> {
     /// Each traced CPU's longest runner of the last window, to tell when
     /// it changes.
     longest: Vec<(u32, crate::noise::TracedTask)>,
+    /// The tasks of one more CPU, sampled from /proc for the screen.
+    browse: Option<sampled::SampledTrace>,
 }
 
 /// What one step produced.
@@ -151,6 +157,7 @@ impl<H: Hardware> Driver<H> {
             idle_hidden: false,
             online,
             longest: Vec::new(),
+            browse: None,
         }
     }
 
@@ -183,6 +190,9 @@ impl<H: Hardware> Driver<H> {
         if let Some(t) = &mut self.tracer
             && let Err(why) = t.retarget(&w)
         {
+            // who ran is still told, sampled from each task's run time
+            let sampled = sampled::SampledTrace::new(std::path::Path::new("/proc"), &w, t.owners());
+            self.tracer = Some(Box::new(sampled));
             self.trace_missing = Some(why);
         }
         self.watched = w;
@@ -206,6 +216,13 @@ impl<H: Hardware> Driver<H> {
             t.set_owners(pids);
         }
         self.longest.clear();
+    }
+
+    /// Samples the tasks of `cpu` from /proc for the screen (the detail
+    /// view), unless the tracer covers it; `None`: no more.
+    pub fn set_browse(&mut self, cpu: Option<u32>) {
+        self.browse = cpu
+            .map(|c| sampled::SampledTrace::new(std::path::Path::new("/proc"), &[c], Vec::new()));
     }
 
     /// Why tracing is off, when it is.
@@ -251,6 +268,15 @@ impl<H: Hardware> Driver<H> {
         let mut trace = self.tracer.as_mut().map(|t| t.drain());
         if let Some(t) = &mut trace {
             note_longest_runner(&mut self.longest, t);
+        }
+        if let Some(b) = &mut self.browse {
+            let seen = b.drain();
+            let t = trace.get_or_insert_with(Traced::default);
+            t.browsed = seen
+                .cpus
+                .into_iter()
+                .filter(|c| t.cpus.iter().all(|x| x.cpu != c.cpu))
+                .collect();
         }
         let statuses = self.engine.statuses();
         let Some(interval) = iv else {

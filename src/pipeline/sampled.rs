@@ -191,6 +191,10 @@ impl TraceSource for SampledTrace {
         self.cpus.clone()
     }
 
+    fn owners(&self) -> Vec<u32> {
+        self.owners.clone()
+    }
+
     fn set_owners(&mut self, pids: Vec<u32>) {
         self.owners = pids;
         self.strangers.clear();

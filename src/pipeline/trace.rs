@@ -114,6 +114,10 @@ impl TraceSource for LiveTrace {
             .map_or_else(Vec::new, |t| t.notes().to_vec())
     }
 
+    fn owners(&self) -> Vec<u32> {
+        self.owners.clone()
+    }
+
     fn set_owners(&mut self, pids: Vec<u32>) {
         self.owners = pids;
         self.strangers.clear();
@@ -235,5 +239,6 @@ pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
         cpus: w.cpus.iter().map(|c| cpu(c, proc)).collect(),
         lost: w.lost,
         idle_hidden: w.cpus.iter().any(|c| c.idle_exits_hidden > 0),
+        browsed: Vec::new(),
     }
 }

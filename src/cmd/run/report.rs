@@ -777,6 +777,7 @@ mod tests {
                 }],
                 lost: 0,
                 idle_hidden: true,
+                browsed: Vec::new(),
             }),
             statuses: Vec::new(),
             machine: None,
