@@ -22,6 +22,8 @@ pub struct LiveTrace {
     /// Processes found not to descend from the owner: a task that keeps
     /// intruding is looked up in /proc once, not every interval.
     strangers: Vec<u32>,
+    /// Each task's run time, to bound the time the trace did not show.
+    clock: crate::source::tasks::TaskClock,
 }
 
 impl LiveTrace {
@@ -34,8 +36,10 @@ impl LiveTrace {
             tracer: None,
             owners,
             strangers: Vec::new(),
+            clock: crate::source::tasks::TaskClock::new(Path::new("/proc")),
         };
         t.retarget(cpus)?;
+        t.clock.read();
         Ok(t)
     }
 }
@@ -46,6 +50,11 @@ impl TraceSource for LiveTrace {
             return Traced::default();
         };
         let mut out = traced(&t.drain(), &self.proc);
+        // what the trace did not show, bounded by what /proc saw grow
+        let ran = self.clock.read();
+        for c in &mut out.cpus {
+            super::sampled::bound_unseen(c, &ran, &self.owners);
+        }
         if self.strangers.len() > 4096 {
             // pids are reused: forget, rather than grow for ever
             self.strangers.clear();

@@ -340,15 +340,18 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         shown += 1;
     }
     if shown == usize::from(owned) {
-        if !out.is_empty() {
-            out.push(Span::styled(" · ", ctx.t.dim()));
-        }
-        match verdict.map(|v| v.state) {
+        let state = match verdict.map(|v| v.state) {
             Some(VerdictState::Quiet) if ctx.s.is_watched(cpu) => {
-                out.push(Span::styled("quiet", ctx.t.good()));
+                Some(Span::styled("quiet", ctx.t.good()))
             }
-            Some(VerdictState::Unknown) => out.push(Span::styled(fmt::UNKNOWN, ctx.t.dim())),
-            _ => {}
+            Some(VerdictState::Unknown) => Some(Span::styled(fmt::UNKNOWN, ctx.t.dim())),
+            _ => None,
+        };
+        if let Some(st) = state {
+            if !out.is_empty() {
+                out.push(Span::styled(" · ", ctx.t.dim()));
+            }
+            out.push(st);
         }
     }
     out

@@ -34,8 +34,8 @@ pub struct RunFacts {
     /// CPU time the command and every child it waited for used (user and
     /// system, getrusage), ns.
     pub command_cpu_ns: Option<u64>,
-    /// The share of a watched CPU other tasks may take, % (the watched
-    /// `intruder-pct`).
+    /// The share of a watched CPU other tasks and interrupts may take, %
+    /// (the watched `intruder-pct` plus `stolen-pct`).
     #[serde(skip)]
     pub others_limit_pct: f64,
 }
@@ -447,8 +447,10 @@ impl Accumulator {
         // intruders first, then the causes seen most often
         worst.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         if let Some(line) = others.as_ref().and_then(|o| o.over_limit(&per_cpu, &facts)) {
-            // the bound holds whatever the sampling missed: it goes first
-            worst.insert(0, (line, u64::MAX, 0));
+            // the bound holds whatever tracing or sampling missed: after the
+            // tasks named with their time, before every count
+            let at = worst.iter().take_while(|w| w.1 > u64::MAX / 2).count();
+            worst.insert(at, (line, u64::MAX / 2, 0));
         }
         let judged: u64 = per_cpu.iter().map(|c| c.intervals).sum();
         let verdict = if judged == 0 {
@@ -535,8 +537,8 @@ impl Others {
             format!("top tasks found: {}", names.join(", "))
         };
         Some(format!(
-            "others took at least {:.1} ms ({pct:.1} %) of CPU {} (busy {:.1} ms, the command's own \
-                 CPU time {:.1} ms); {top}",
+            "others (tasks, interrupts) took at least {:.1} ms ({pct:.1} %) of CPU {} (busy \
+             {:.1} ms, the command's own CPU time {:.1} ms); {top}",
             self.ns as f64 / 1e6,
             cpulist::format(&f.cpus),
             self.busy_ns / 1e6,
@@ -844,5 +846,146 @@ mod tests {
         assert_eq!(duration(1_000), "1.0 µs");
         assert_eq!(duration(640), "640 ns");
         assert_eq!(duration(0), "0 ns");
+    }
+}
+
+#[cfg(test)]
+mod others_tests {
+    use super::tests_support::{facts_with, quiet_second};
+    use super::*;
+
+    #[test]
+    fn busy_time_beyond_the_commands_own_is_others_and_names_the_tasks_found() {
+        let mut acc = Accumulator::new(&[1]);
+        for _ in 0..3 {
+            // CPU 1 busy all the time; the sampled list found a loop for
+            // 0.85 s of each second
+            let mut s = quiet_second(100.0);
+            let t = &mut s.trace.as_mut().unwrap().cpus[0];
+            t.sampled = true;
+            t.intruders.push(crate::noise::traced::Intruder {
+                task: crate::noise::TracedTask {
+                    comm: "yes".into(),
+                    pid: 8571,
+                    tid: 8571,
+                    per_cpu_kthread: false,
+                    exited: false,
+                },
+                ns: 850_000_000,
+                slices: 3,
+            });
+            acc.add(&s);
+        }
+        let r = acc.report(facts_with(Some(12_000_000)));
+        assert_eq!(r.others_min_ns, Some(2_988_000_000));
+        assert!(r.per_cpu[0].sampled);
+        assert_eq!(r.per_cpu[0].busy_ns, Some(3_000_000_000));
+        assert_eq!(
+            r.verdict,
+            "noisy: others (tasks, interrupts) took at least 2988.0 ms (99.6 %) of CPU 1 (busy \
+             3000.0 ms, the command's own CPU time 12.0 ms); top tasks found: yes[8571] 2550.0 ms"
+        );
+        assert!(
+            r.text()
+                .contains("other tasks on the CPU (sampled from /proc, not exact): yes[8571]"),
+            "{}",
+            r.text()
+        );
+    }
+
+    #[test]
+    fn a_command_that_used_its_cpu_leaves_no_bound_over_the_limit() {
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&quiet_second(100.0));
+        // the command itself was the busy one
+        let r = acc.report(facts_with(Some(995_000_000)));
+        assert_eq!(r.others_min_ns, Some(5_000_000));
+        assert_eq!(r.verdict, "quiet", "0.5 % is under the 1.5 % limit");
+        // without its CPU time there is no bound, and no claim
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&quiet_second(100.0));
+        assert_eq!(acc.report(facts_with(None)).others_min_ns, None);
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use std::time::Duration;
+
+    use super::RunFacts;
+    use crate::interval::{CpuRates, Interval};
+    use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, VerdictState};
+    use crate::pipeline::Sample;
+    use crate::snapshot::Stamp;
+
+    /// One second of CPU 1, busy `busy_pct`, judged quiet.
+    pub fn quiet_second(busy_pct: f64) -> Sample {
+        Sample {
+            interval: Interval {
+                from: Stamp::default(),
+                to: Stamp::default(),
+                dt_s: 1.0,
+                freq_source: None,
+                cpus: vec![CpuRates {
+                    cpu: 1,
+                    busy_pct: Some(busy_pct),
+                    ..CpuRates::default()
+                }],
+                pkgs: Vec::new(),
+                irqs: Vec::new(),
+                softirqs: Vec::new(),
+                gone: Vec::new(),
+            },
+            judgement: Judgement {
+                findings: Vec::new(),
+                verdicts: vec![CpuVerdict {
+                    cpu: 1,
+                    watched: true,
+                    state: VerdictState::Quiet,
+                    causes: Vec::new(),
+                    reason: None,
+                }],
+            },
+            watched: vec![1],
+            trace: Some(Traced {
+                cpus: vec![TracedCpu {
+                    cpu: 1,
+                    window_ns: 1_000_000_000,
+                    owner: None,
+                    intruders: Vec::new(),
+                    stolen: Vec::new(),
+                    unseen_ns: 0,
+                    sampled: false,
+                    owner_given: true,
+                    owner_was: None,
+                }],
+                lost: 0,
+                idle_hidden: false,
+                browsed: Vec::new(),
+            }),
+            statuses: Vec::new(),
+            machine: None,
+            next_at: None,
+            took: Duration::ZERO,
+            position: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A 3 s run of `sleep 3` on CPU 1 whose children used `cpu_ns`.
+    pub fn facts_with(cpu_ns: Option<u64>) -> RunFacts {
+        RunFacts {
+            command: vec!["sleep".into(), "3".into()],
+            pid: 4000,
+            cpus: vec![1],
+            seconds: 3.0,
+            exit: Some(0),
+            signal: None,
+            command_switches: None,
+            command_migrations: None,
+            trace_missing: None,
+            command_cpu_ns: cpu_ns,
+            others_limit_pct: 1.5,
+        }
     }
 }
