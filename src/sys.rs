@@ -62,6 +62,20 @@ pub fn affinity() -> std::io::Result<Vec<u32>> {
     }
 }
 
+/// Whether thread `tid` may run on `cpu` only (`None`: it is gone).
+pub fn only_on(tid: u32, cpu: u32) -> Option<bool> {
+    let tid = libc::pid_t::try_from(tid).ok()?;
+    // SAFETY: set is written by the kernel; CPU_ISSET only reads inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &raw mut set) != 0 {
+            return None;
+        }
+        let on = (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set));
+        Some(on.eq(std::iter::once(cpu as usize)))
+    }
+}
+
 /// Raises the soft limit of open files to the hard limit: perf opens a few
 /// descriptors per CPU, past the usual 1024 on machines with 256+ CPUs.
 pub fn raise_fd_limit() {

@@ -84,6 +84,12 @@ fn without_tracefs_a_pinned_busy_loop_is_named_with_its_schedstat_time() {
     let loop_ns = around[1] - around[0];
     let r: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let why = r["trace_missing"].as_str().unwrap_or_default();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(readme.contains("who ran is still told, **sampled from /proc**"));
     assert!(
         why.contains("tracefs is not mounted")
             && why.contains("mounting tracefs at /sys/kernel/tracing was refused"),
@@ -118,4 +124,52 @@ fn without_tracefs_a_pinned_busy_loop_is_named_with_its_schedstat_time() {
     // whatever the sampling saw: the loop alone took more than that limit
     let others = r["others_min_ns"].as_u64().unwrap();
     assert!(others > 0, "{r}");
+}
+
+#[test]
+fn as_root_noisetop_mounts_tracefs_where_it_is_mounted_nowhere_and_says_so() {
+    if let Some(why) = unable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // in a private mount namespace: the machine's own mounts stay as they are
+    let script = "umount /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; \
+         if [ -e /sys/kernel/tracing/events ]; then echo 'tracefs still mounted' >&2; exit 97; fi; \
+         \"$0\" --batch --watch 1 -n 2 -i 300ms && grep -c ' /sys/kernel/tracing tracefs ' /proc/mounts";
+    let out = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", script])
+        .arg(env!("CARGO_BIN_EXE_noisetop"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("noisetop mounted it"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {text}");
+    assert!(
+        said[0].contains(
+            "tracefs was not mounted: noisetop mounted it at /sys/kernel/tracing (as perf does)"
+        ) && said[0].starts_with("# who ran: tracepoints on CPU 1"),
+        "{text}"
+    );
+    assert_eq!(text.lines().last(), Some("1"), "mounted once: {text}");
+    // the README says the same words
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for words in [
+        "tracefs was not mounted: noisetop mounted it at /sys/kernel/tracing (as perf does)",
+        "mounting tracefs at /sys/kernel/tracing was refused:",
+    ] {
+        assert!(readme.contains(words), "the README says {words:?}");
+    }
 }

@@ -1,8 +1,9 @@
 //! Who ran on the watched CPUs when tracepoints cannot be had: each
 //! interval, the tasks whose run time grew, credited to the CPU they ran on
 //! last ([`crate::source::tasks`]). The figures are marked sampled: a task
-//! that moved between CPUs in the window is credited to one of them, and
-//! interrupt time is not known.
+//! that moved between CPUs in the window is credited to one of them (and
+//! where that makes a CPU's tasks add up to more than the window, the
+//! others' times are scaled down to it), and interrupt time is not known.
 
 use std::path::{Path, PathBuf};
 
@@ -102,12 +103,15 @@ fn task_of(t: &TaskRan) -> TracedTask {
 
 /// One window's tasks in the rules' terms, per CPU of `cpus`: the owner is
 /// a task `owner` says is one, or (none given) the one that ran longest.
+/// `pinned` tells a task that may run on its CPU only, whose time is all
+/// that CPU's.
 pub fn per_cpu(
     ran: &[TaskRan],
     cpus: &[u32],
     window_ns: u64,
     given: bool,
     mut owner: impl FnMut(&TaskRan) -> bool,
+    pinned: impl Fn(&TaskRan) -> bool,
 ) -> Vec<TracedCpu> {
     cpus.iter()
         .map(|&cpu| {
@@ -136,6 +140,36 @@ pub fn per_cpu(
                 }
             }
             intruders.sort_by_key(|i| std::cmp::Reverse(i.ns));
+            // tasks that moved here late bring time they ran elsewhere: where
+            // the CPU's tasks add up to more than the window, those not
+            // pinned to it are scaled down to what the pinned ones leave
+            let total: u64 = here.iter().map(|(t, _)| t.ns).sum();
+            if window_ns > 0 && total > window_ns {
+                let fixed: Vec<u32> = here
+                    .iter()
+                    .filter(|(t, _)| pinned(t))
+                    .map(|(t, _)| t.tid)
+                    .collect();
+                let exact: u64 = here
+                    .iter()
+                    .filter(|(t, _)| fixed.contains(&t.tid))
+                    .map(|(t, _)| t.ns)
+                    .sum();
+                let room = u128::from(window_ns.saturating_sub(exact));
+                let moved = u128::from(total - exact).max(1);
+                for i in &mut intruders {
+                    let (mut keep, mut scale) = (0u64, 0u64);
+                    for (t, _) in here.iter().filter(|(t, _)| t.pid == i.task.pid) {
+                        if fixed.contains(&t.tid) {
+                            keep += t.ns;
+                        } else {
+                            scale += t.ns;
+                        }
+                    }
+                    i.ns = keep + (u128::from(scale) * room / moved) as u64;
+                }
+                intruders.sort_by_key(|i| std::cmp::Reverse(i.ns));
+            }
             TracedCpu {
                 cpu,
                 window_ns,
@@ -199,9 +233,14 @@ impl TraceSource for SampledTrace {
             }
         }
         Traced {
-            cpus: per_cpu(&ran, &self.cpus, window_ns, given, |t| {
-                owner_tids.contains(&t.tid)
-            }),
+            cpus: per_cpu(
+                &ran,
+                &self.cpus,
+                window_ns,
+                given,
+                |t| owner_tids.contains(&t.tid),
+                |t| t.cpu.and_then(|c| crate::sys::only_on(t.tid, c)) == Some(true),
+            ),
             ..Traced::default()
         }
     }
@@ -260,7 +299,7 @@ mod tests {
             ran(20, 21, "yes", 1, 15),
             ran(30, 30, "elsewhere", 0, 500),
         ];
-        let c = per_cpu(&r, &[1], 1_000_000_000, false, |_| false);
+        let c = per_cpu(&r, &[1], 1_000_000_000, false, |_| false, |_| false);
         assert_eq!(c.len(), 1);
         let c = &c[0];
         assert!(c.sampled && !c.owner_given);
@@ -283,7 +322,7 @@ mod tests {
 
     #[test]
     fn unseen_time_is_bounded_by_what_other_tasks_gained_beyond_the_trace() {
-        let mut c = per_cpu(&[], &[1], 1_000_000_000, true, |_| false).remove(0);
+        let mut c = per_cpu(&[], &[1], 1_000_000_000, true, |_| false, |_| false).remove(0);
         c.owner = Some(task_of(&ran(10, 10, "bench", 1, 0)));
         c.intruders.push(Intruder {
             task: task_of(&ran(20, 20, "yes", 1, 0)),
@@ -311,9 +350,24 @@ mod tests {
     }
 
     #[test]
+    fn time_that_adds_up_to_more_than_the_window_is_scaled_to_it() {
+        // two tasks that each ran 600 ms, last seen on CPU 1, in 1 s
+        let r = [ran(10, 10, "bench", 1, 600), ran(20, 20, "make", 1, 600)];
+        let c = per_cpu(&r, &[1], 1_000_000_000, true, |t| t.pid == 10, |_| false).remove(0);
+        assert_eq!(c.intruders[0].ns, 500_000_000);
+        assert_eq!(c.pct(c.intruder_ns()), Some(50.0));
+        // a loop pinned to CPU 1 ran there all it ran: a compiler that
+        // came late gets what is left of the window
+        let r = [ran(20, 20, "loop", 1, 700), ran(30, 30, "rustc", 1, 900)];
+        let c = per_cpu(&r, &[1], 1_000_000_000, true, |_| false, |t| t.pid == 20).remove(0);
+        let ns: Vec<(u32, u64)> = c.intruders.iter().map(|i| (i.task.pid, i.ns)).collect();
+        assert_eq!(ns, vec![(20, 700_000_000), (30, 300_000_000)]);
+    }
+
+    #[test]
     fn a_given_owner_leaves_every_other_task_an_intruder_however_long_it_ran() {
         let r = [ran(10, 10, "sleep", 1, 1), ran(20, 20, "yes", 1, 990)];
-        let c = per_cpu(&r, &[1, 2], 1_000_000_000, true, |t| t.pid == 10);
+        let c = per_cpu(&r, &[1, 2], 1_000_000_000, true, |t| t.pid == 10, |_| false);
         assert_eq!(c[0].owner.as_ref().map(|o| o.comm.as_str()), Some("sleep"));
         assert_eq!(c[0].intruders[0].task.comm, "yes");
         assert_eq!(c[0].intruders[0].ns, 990_000_000);
