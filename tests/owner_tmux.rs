@@ -78,6 +78,11 @@ fn a_marked_cpu_names_its_owner_and_a_second_loop_is_an_intruder_on_the_row() {
         return;
     };
     t.wait_for(&["┌ Cores"]);
+    // the detail of an unwatched CPU lists its top tasks, sampled from /proc
+    t.keys(&["Enter"]);
+    t.wait_for(&["│ Detail", "CPU 0 · core", "who ran (sampled)"]);
+    t.keys(&["Escape"]);
+    t.wait_for(&["┌ Cores"]);
     // select CPU 1 and mark it
     t.keys(&["j", "m"]);
     let first = Loop::start();

@@ -1,6 +1,6 @@
 //! Who ran, without tracepoints: `noisetop run --cpus 1 -- …` beside a
 //! busy loop pinned to CPU 1, in a mount namespace where tracefs is
-//! mounted nowhere and noisetop may not mount it (no CAP_SYS_ADMIN). The
+//! mounted nowhere and noisetop may not mount it (no `CAP_SYS_ADMIN`). The
 //! verdict is noisy and names the loop by comm and pid, with its time
 //! within 10 % of the loop's own schedstat over the command's run; the
 //! report says why tracefs could not be had.

@@ -16,8 +16,8 @@ pub struct Control {
     watch: Pending,
     owner: Pending,
     /// The CPU whose tasks the detail view shows, sampled from /proc
-    /// (`Some(None)`: none any more).
-    browse: Mutex<Option<Option<u32>>>,
+    /// (empty: none any more).
+    browse: Pending,
     waker: Mutex<Option<Stop>>,
 }
 
@@ -43,7 +43,7 @@ impl Control {
             pin: Pending::default(),
             watch: Pending::default(),
             owner: Pending::default(),
-            browse: Mutex::new(None),
+            browse: Pending::default(),
             waker: Mutex::new(None),
         }
     }
@@ -102,15 +102,12 @@ impl Control {
     /// Asks the loop to sample the tasks of `cpu` from /proc (the detail
     /// view's CPU), or of none.
     pub fn request_browse(&self, cpu: Option<u32>) {
-        *self.browse.lock().unwrap_or_else(PoisonError::into_inner) = Some(cpu);
+        self.browse.set(cpu.into_iter().collect());
     }
 
-    /// The browse request not yet taken.
-    pub fn take_browse(&self) -> Option<Option<u32>> {
-        self.browse
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+    /// The browse request not yet taken: the CPU, or none (empty).
+    pub fn take_browse(&self) -> Option<Vec<u32>> {
+        self.browse.take()
     }
 }
 
@@ -139,7 +136,7 @@ mod tests {
         assert_eq!(c.take_browse(), None);
         c.request_browse(Some(3));
         c.request_browse(None);
-        assert_eq!(c.take_browse(), Some(None), "closing the detail wins");
+        assert_eq!(c.take_browse(), Some(Vec::new()), "closing the detail wins");
         assert_eq!(c.take_browse(), None);
     }
 }

@@ -90,7 +90,7 @@ pub fn run<H: Hardware>(
             driver.set_owners(pids);
         }
         if let Some(cpu) = live.control.take_browse() {
-            driver.set_browse(cpu);
+            driver.set_browse(cpu.first().copied());
         }
         if let Some(h) = hook.as_mut()
             && let Err(e) = h(Phase::Before(i), driver)
