@@ -7,6 +7,7 @@
 
 pub mod control;
 pub mod live;
+mod owner;
 pub mod replay;
 pub mod sampled;
 pub mod trace;
@@ -267,7 +268,7 @@ impl<H: Hardware> Driver<H> {
         let iv = self.engine.step();
         let mut trace = self.tracer.as_mut().map(|t| t.drain());
         if let Some(t) = &mut trace {
-            note_longest_runner(&mut self.longest, t);
+            owner::note_longest_runner(&mut self.longest, t);
         }
         if let Some(b) = &mut self.browse {
             let seen = b.drain();
@@ -320,28 +321,6 @@ impl<H: Hardware> Driver<H> {
             position: None,
             notes,
         }))
-    }
-}
-
-/// Marks each traced CPU whose longest runner (the owner, when none is
-/// given) is not the one of the window before, and remembers this one.
-fn note_longest_runner(longest: &mut Vec<(u32, crate::noise::TracedTask)>, t: &mut Traced) {
-    for c in &mut t.cpus {
-        let at = longest.iter().position(|(cpu, _)| *cpu == c.cpu);
-        if c.owner_given {
-            if let Some(i) = at {
-                longest.swap_remove(i);
-            }
-            continue;
-        }
-        let Some(now) = c.owner.clone() else { continue };
-        match at {
-            Some(i) if longest[i].1.pid != now.pid => {
-                c.owner_was = Some(std::mem::replace(&mut longest[i].1, now));
-            }
-            Some(_) => {}
-            None => longest.push((c.cpu, now)),
-        }
     }
 }
 
