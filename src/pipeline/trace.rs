@@ -22,8 +22,10 @@ pub struct LiveTrace {
     /// Processes found not to descend from the owner: a task that keeps
     /// intruding is looked up in /proc once, not every interval.
     strangers: Vec<u32>,
-    /// Each task's run time, to bound the time the trace did not show.
-    clock: crate::source::tasks::TaskClock,
+    /// Each task's run time, to bound the time the trace did not show:
+    /// read every window from the first that hid a switch (about 1 ms for
+    /// 120 threads, `benches/tasks.rs`), never on a kernel that hides none.
+    clock: Option<crate::source::tasks::TaskClock>,
 }
 
 impl LiveTrace {
@@ -36,10 +38,9 @@ impl LiveTrace {
             tracer: None,
             owners,
             strangers: Vec::new(),
-            clock: crate::source::tasks::TaskClock::new(Path::new("/proc")),
+            clock: None,
         };
         t.retarget(cpus)?;
-        t.clock.read();
         Ok(t)
     }
 }
@@ -51,9 +52,19 @@ impl TraceSource for LiveTrace {
         };
         let mut out = traced(&t.drain(), &self.proc);
         // what the trace did not show, bounded by what /proc saw grow
-        let ran = self.clock.read();
-        for c in &mut out.cpus {
-            super::sampled::bound_unseen(c, &ran, &self.owners);
+        match &mut self.clock {
+            Some(clock) => {
+                let ran = clock.read();
+                for c in &mut out.cpus {
+                    super::sampled::bound_unseen(c, &ran, &self.owners);
+                }
+            }
+            None if out.cpus.iter().any(|c| c.unseen_ns > 0) => {
+                let mut clock = crate::source::tasks::TaskClock::new(&self.proc);
+                clock.read();
+                self.clock = Some(clock);
+            }
+            None => {}
         }
         if self.strangers.len() > 4096 {
             // pids are reused: forget, rather than grow for ever
