@@ -10,14 +10,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use noisetop::source::tasks::TaskClock;
 
 fn read(c: &mut Criterion) {
-    let threads = std::fs::read_dir("/proc")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|p| std::fs::read_dir(p.path().join("task")).ok())
-                .map(Iterator::count)
-                .sum::<usize>()
-        })
-        .unwrap_or(0);
+    let threads = std::fs::read_dir("/proc").map_or(0, |d| {
+        d.flatten()
+            .filter_map(|p| std::fs::read_dir(p.path().join("task")).ok())
+            .map(Iterator::count)
+            .sum::<usize>()
+    });
     let mut clock = TaskClock::new(Path::new("/proc"));
     clock.read();
     c.bench_function(&format!("task_clock_read/{threads}_threads"), |b| {
