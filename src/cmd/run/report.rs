@@ -891,6 +891,19 @@ mod others_tests {
             "{}",
             r.text()
         );
+        // the README gives the same words
+        let readme = include_str!("../../../README.md")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let head = r.verdict.split(" 2988.0").next().unwrap();
+        assert!(
+            readme.contains(head.trim_start_matches("noisy: ")),
+            "{head}"
+        );
+        assert!(readme.contains(
+            "of CPU 1 (busy 2941.9 ms, the command's own CPU time 1.2 ms); top tasks found:"
+        ));
     }
 
     #[test]
