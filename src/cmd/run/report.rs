@@ -446,7 +446,14 @@ impl Accumulator {
         }
         // intruders first, then the causes seen most often
         worst.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        if let Some(line) = others.as_ref().and_then(|o| o.over_limit(&per_cpu, &facts)) {
+        // traced CPUs keep their exact figures; where any was not traced,
+        // the bound judges what sampling may have missed
+        let untraced = per_cpu.iter().any(|c| c.sampled || c.traced_ns == 0);
+        if let Some(line) = others
+            .as_ref()
+            .filter(|_| untraced)
+            .and_then(|o| o.over_limit(&per_cpu, &facts))
+        {
             // the bound holds whatever tracing or sampling missed: after the
             // tasks named with their time, before every count
             let at = worst.iter().take_while(|w| w.1 > u64::MAX / 2).count();
@@ -907,17 +914,34 @@ mod others_tests {
     }
 
     #[test]
+    fn traced_cpus_keep_their_exact_verdict_and_the_bound_is_only_reported() {
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&quiet_second(30.0));
+        let r = acc.report(facts_with(Some(1_000_000)));
+        assert_eq!(r.others_min_ns, Some(299_000_000));
+        assert_eq!(
+            r.verdict, "quiet",
+            "the trace saw who ran: its verdict stands"
+        );
+    }
+
+    #[test]
     fn a_command_that_used_its_cpu_leaves_no_bound_over_the_limit() {
         let mut acc = Accumulator::new(&[1]);
-        acc.add(&quiet_second(100.0));
+        acc.add(&untraced(quiet_second(100.0)));
         // the command itself was the busy one
         let r = acc.report(facts_with(Some(995_000_000)));
         assert_eq!(r.others_min_ns, Some(5_000_000));
         assert_eq!(r.verdict, "quiet", "0.5 % is under the 1.5 % limit");
         // without its CPU time there is no bound, and no claim
         let mut acc = Accumulator::new(&[1]);
-        acc.add(&quiet_second(100.0));
+        acc.add(&untraced(quiet_second(100.0)));
         assert_eq!(acc.report(facts_with(None)).others_min_ns, None);
+    }
+
+    fn untraced(mut s: Sample) -> Sample {
+        s.trace = None;
+        s
     }
 }
 
