@@ -20,6 +20,7 @@ fn traced(cpu: u32) -> Traced {
         pid,
         tid: pid,
         per_cpu_kthread: false,
+        exited: false,
     };
     Traced {
         cpus: vec![TracedCpu {
@@ -48,9 +49,13 @@ fn traced(cpu: u32) -> Traced {
             idle_ns: 0,
             unknown_ns: 0,
             idle_edge_ns: 0,
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
         }],
         lost: 0,
         idle_hidden: false,
+        browsed: Vec::new(),
     }
 }
 

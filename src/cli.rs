@@ -130,7 +130,8 @@ pub struct WatchArgs {
     /// Noise thresholds from this TOML file (see assets/noisetop.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Do not trace the watched CPUs (tracepoints name who ran there).
+    /// Do not trace the watched CPUs (tracepoints name who ran there);
+    /// who ran is then sampled from /proc, not exact.
     #[arg(long)]
     pub no_trace: bool,
     /// The benchmark's process ids (`4242,4250`): on traced CPUs every other
@@ -259,7 +260,8 @@ pub struct RunArgs {
     /// Noise thresholds from this TOML file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Do not trace the watched CPUs.
+    /// Do not trace the watched CPUs; who ran is then sampled from /proc,
+    /// not exact.
     #[arg(long)]
     pub no_trace: bool,
     #[command(flatten)]

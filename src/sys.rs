@@ -62,6 +62,20 @@ pub fn affinity() -> std::io::Result<Vec<u32>> {
     }
 }
 
+/// Whether thread `tid` may run on `cpu` only (`None`: it is gone).
+pub fn only_on(tid: u32, cpu: u32) -> Option<bool> {
+    let tid = libc::pid_t::try_from(tid).ok()?;
+    // SAFETY: set is written by the kernel; CPU_ISSET only reads inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &raw mut set) != 0 {
+            return None;
+        }
+        let on = (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set));
+        Some(on.eq(std::iter::once(cpu as usize)))
+    }
+}
+
 /// Raises the soft limit of open files to the hard limit: perf opens a few
 /// descriptors per CPU, past the usual 1024 on machines with 256+ CPUs.
 pub fn raise_fd_limit() {
@@ -161,5 +175,48 @@ pub fn children_switches() -> Option<(u64, u64)> {
             return None;
         }
         Some((ru.ru_nvcsw as u64, ru.ru_nivcsw as u64))
+    }
+}
+
+/// CPU time (user and system) of the children waited for, ns.
+pub fn children_cpu_ns() -> Option<u64> {
+    // SAFETY: ru is plain data the kernel fills in.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut ru) != 0 {
+            return None;
+        }
+        ru
+    };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    Some(ns(ru.ru_utime) + ns(ru.ru_stime))
+}
+
+/// Whether noisetop runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Mounts tracefs at `at`, as `mount -t tracefs nodev AT` (and perf) do.
+pub fn mount_tracefs(at: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let target = std::ffi::CString::new(at.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("a NUL in the path"))?;
+    // SAFETY: every pointer is a NUL-terminated string that outlives the
+    // call; no mount data is passed.
+    let rc = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }

@@ -285,18 +285,91 @@ pub fn tracer_for(
     Option<Box<dyn crate::pipeline::TraceSource>>,
     Option<String>,
 ) {
-    if no_trace {
-        return (None, Some("--no-trace".into()));
-    }
     if *tree != Tree::Live {
         return (
             None,
             Some("the tree is not this machine's live kernel".into()),
         );
     }
-    match crate::pipeline::trace::LiveTrace::open(&roots.sysfs, watched, owners) {
-        Ok(t) => (Some(Box::new(t)), None),
-        Err(why) => (None, Some(why)),
+    if no_trace {
+        let sampled = crate::pipeline::sampled::SampledTrace::new(&roots.procfs, watched, owners);
+        return (Some(Box::new(sampled)), Some("--no-trace".into()));
+    }
+    let mounted = mount_tracefs(&roots.sysfs);
+    match crate::pipeline::trace::LiveTrace::open(&roots.sysfs, watched, owners.clone()) {
+        Ok(t) => match mounted {
+            Some(Ok(note)) => (Some(Box::new(Noted { inner: t, note })), None),
+            _ => (Some(Box::new(t)), None),
+        },
+        Err(why) => {
+            let why = match mounted {
+                Some(Err(e)) => format!("{why} ({e})"),
+                _ => why,
+            };
+            // who ran is still told, sampled from each task's run time
+            let sampled =
+                crate::pipeline::sampled::SampledTrace::new(&roots.procfs, watched, owners);
+            (Some(Box::new(sampled)), Some(why))
+        }
+    }
+}
+
+/// Mounts tracefs where the kernel documents it, as perf does, when it is
+/// mounted nowhere and the tree is this machine's `/sys`: `None` when there
+/// was nothing to do, else what was done or why it could not be.
+fn mount_tracefs(sysfs: &Path) -> Option<Result<String, String>> {
+    if sysfs != Path::new("/sys") || crate::source::tracer::find_tracefs(sysfs).is_some() {
+        return None;
+    }
+    let at = sysfs.join("kernel/tracing");
+    if !crate::sys::is_root() {
+        return Some(Err(format!(
+            "noisetop mounts tracefs at {} only as root",
+            at.display()
+        )));
+    }
+    Some(match crate::sys::mount_tracefs(&at) {
+        Ok(()) => Ok(format!(
+            "tracefs was not mounted: noisetop mounted it at {} (as perf does)",
+            at.display()
+        )),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => Err(format!(
+            "mounting tracefs at {} was refused: {e} (mounting needs CAP_SYS_ADMIN)",
+            at.display()
+        )),
+        Err(e) => Err(format!("mounting tracefs at {} failed: {e}", at.display())),
+    })
+}
+
+/// A trace source with one more line for the who-ran status.
+struct Noted<T> {
+    inner: T,
+    note: String,
+}
+
+impl<T: crate::pipeline::TraceSource> crate::pipeline::TraceSource for Noted<T> {
+    fn drain(&mut self) -> crate::noise::Traced {
+        self.inner.drain()
+    }
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+        self.inner.retarget(cpus)
+    }
+    fn cpus(&self) -> Vec<u32> {
+        self.inner.cpus()
+    }
+    fn notes(&self) -> Vec<String> {
+        let mut n = vec![self.note.clone()];
+        n.extend(self.inner.notes());
+        n
+    }
+    fn set_owners(&mut self, pids: Vec<u32>) {
+        self.inner.set_owners(pids);
+    }
+    fn owners(&self) -> Vec<u32> {
+        self.inner.owners()
+    }
+    fn sampled(&self) -> bool {
+        self.inner.sampled()
     }
 }
 

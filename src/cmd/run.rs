@@ -116,6 +116,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         command_switches: crate::sys::children_switches(),
         command_migrations: migrations,
         trace_missing: driver.trace_missing().map(str::to_string),
+        command_cpu_ns: crate::sys::children_cpu_ns(),
+        others_limit_pct: driver.config().watched.intruder_pct + driver.config().watched.stolen_pct,
     };
     let rep = acc.report(facts);
     let text = if a.json {

@@ -21,6 +21,8 @@ mod virt;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_owner;
 
 use serde::Serialize;
 
@@ -67,8 +69,10 @@ pub enum Kind {
     SoftirqOnWatched,
     /// The timer ticks on a watched CPU more than its mode needs.
     TickOnWatched,
-    /// Another task ran on a watched CPU (traced).
+    /// Another task ran on a watched CPU (traced, or sampled from /proc).
     Intruder,
+    /// A watched CPU's longest runner (its owner, when none is given) changed.
+    OwnerChanged,
     /// Other tasks switch in and out of a watched CPU.
     CswOnWatched,
     /// Tasks migrate onto or off a watched CPU.
@@ -95,12 +99,13 @@ pub enum Kind {
 
 impl Kind {
     /// Every id, in the order the README documents them.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Kind::IrqOnWatched,
         Kind::IpiOnWatched,
         Kind::SoftirqOnWatched,
         Kind::TickOnWatched,
         Kind::Intruder,
+        Kind::OwnerChanged,
         Kind::CswOnWatched,
         Kind::MigOnWatched,
         Kind::NoisyCpus,
@@ -122,6 +127,7 @@ impl Kind {
             Kind::SoftirqOnWatched => "softirq-on-watched",
             Kind::TickOnWatched => "tick-on-watched",
             Kind::Intruder => "intruder",
+            Kind::OwnerChanged => "owner-changed",
             Kind::CswOnWatched => "csw-on-watched",
             Kind::MigOnWatched => "mig-on-watched",
             Kind::NoisyCpus => "noisy-cpus",
@@ -266,6 +272,9 @@ pub fn judge(iv: &Interval, cx: &Context<'_>) -> Judgement {
         let Some(r) = iv.cpu(v.cpu) else { continue };
         findings.extend(interrupts::on_watched(iv, cx, r, v));
         findings.extend(scheduler::on_watched(cx, r, v));
+        if let Some(t) = cx.trace.and_then(|t| t.cpu(v.cpu)) {
+            findings.extend(scheduler::owner_changed(cx, t));
+        }
         findings.extend(settings::smt_sibling_busy(iv, cx, v.cpu));
     }
     findings.extend(verdict::noisy_cpus(&verdicts));

@@ -2,7 +2,7 @@
 //! and migrations.
 
 use super::interrupts::isolate_cmdline;
-use super::traced::{Intruder, TracedCpu};
+use super::traced::{Intruder, TracedCpu, TracedTask};
 use super::verdict::CpuVerdict;
 use super::{CauseClass, Context, Finding, Kind, Number, rate, severity_of};
 use crate::collect::cpulist;
@@ -24,19 +24,22 @@ pub fn on_watched(cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict) -> Vec<Finding
     out
 }
 
-/// `taskset` lines that move the user tasks among `who` to the
-/// housekeeping CPUs, or the boot-time cure when only per-CPU kernel
-/// threads (which cannot move) ran there.
+/// `taskset` lines that move the user tasks among `who` (the ones the
+/// evidence names, and nothing else) to the housekeeping CPUs, or the
+/// boot-time cure when none of them can move: per-CPU kernel threads, which
+/// `taskset` cannot move, and tasks that have exited.
 fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder]) -> String {
     let house = cx.housekeeping();
-    // the longest-running first (`who` is in that order), a few at most
     let mut pids: Vec<u32> = Vec::new();
     for i in who {
-        if !i.task.per_cpu_kthread && i.task.pid != 0 && !pids.contains(&i.task.pid) {
+        if !i.task.per_cpu_kthread
+            && !i.task.exited
+            && i.task.pid != 0
+            && !pids.contains(&i.task.pid)
+        {
             pids.push(i.task.pid);
         }
     }
-    pids.truncate(3);
     if pids.is_empty() || house.is_empty() {
         return isolate_cmdline(cpu);
     }
@@ -46,6 +49,20 @@ fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+/// A task as the evidence names it: `comm[pid]`, or `pid N (exited)` for
+/// one gone since (its name would mislead: the pid may be reused).
+pub(crate) fn task_name(t: &TracedTask) -> String {
+    if t.exited {
+        format!("pid {} (exited)", t.pid)
+    } else {
+        format!("{}[{}]", t.comm, t.pid)
+    }
+}
+
+/// What the evidence of sampled figures says of them.
+const SAMPLED: &str =
+    "; sampled from /proc, not traced: each task's run time on the CPU it ran on last";
 
 fn ms(ns: u64) -> String {
     let v = ns as f64 / 1e6;
@@ -72,9 +89,8 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
                 .filter(|c| c.abs_diff(i.ns) * 20 > i.ns)
                 .map_or_else(String::new, |c| format!(" (charged {})", ms(c)));
             format!(
-                "{}[{}] ran {} in {} slice{}{charged}",
-                i.task.comm,
-                i.task.pid,
+                "{} ran {} in {} slice{}{charged}",
+                task_name(&i.task),
                 ms(i.ns),
                 i.slices,
                 if i.slices == 1 { "" } else { "s" }
@@ -85,20 +101,21 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
         parts.push(format!("{} more tasks", t.intruders.len() - SHOWN));
     }
     let owner = t.owner.as_ref().map_or_else(String::new, |o| {
-        format!(" (the CPU belongs to {}[{}])", o.comm, o.pid)
+        format!(" (the CPU belongs to {})", task_name(o))
     });
     let top = t.intruders.first()?;
-    let who: Vec<&Intruder> = t.intruders.iter().collect();
+    let who: Vec<&Intruder> = t.intruders.iter().take(SHOWN).collect();
     Some(Finding {
         cpus: vec![t.cpu],
         kind: Kind::Intruder,
         severity: severity_of(pct, limit, cx.config),
-        label: top.task.comm.clone(),
+        label: task_name(&top.task),
         evidence: format!(
-            "CPU {}: {}: {} ({pct:.2} % of the time){owner}",
+            "CPU {}: {}: {} ({pct:.2} % of the time){owner}{}",
             t.cpu,
             parts.join(", "),
-            ms(total)
+            ms(total),
+            if t.sampled { SAMPLED } else { "" }
         ),
         numbers: std::iter::once(Number::new("intruder_pct", pct))
             .chain(
@@ -124,9 +141,9 @@ fn context_switches(
                 .intruders
                 .iter()
                 .take(3)
-                .map(|i| format!("{}[{}]", i.task.comm, i.task.pid))
+                .map(|i| task_name(&i.task))
                 .collect();
-            let all: Vec<&Intruder> = t.intruders.iter().collect();
+            let all: Vec<&Intruder> = t.intruders.iter().take(3).collect();
             (
                 format!(" with {}", names.join(", ")),
                 Some(move_off(cx, r.cpu, &all)),
@@ -154,8 +171,9 @@ fn migrations(
     let mig = r.mig_per_s?;
     // the counter counts every task that moved onto the CPU, the benchmark
     // or not: pin the owner when it is known, else keep the balancer away
-    let fix = match traced.and_then(|t| t.owner.as_ref()) {
-        Some(o) if o.pid != 0 => format!("taskset -apc {} {}", r.cpu, o.pid),
+    let owner = traced.and_then(|t| t.owner.as_ref());
+    let fix = match owner {
+        Some(o) if o.pid != 0 && !o.exited => format!("taskset -apc {} {}", r.cpu, o.pid),
         _ => format!(
             "boot with isolcpus=domain,{} (kernel command line): the scheduler then balances no task onto it",
             r.cpu
@@ -167,11 +185,70 @@ fn migrations(
         severity: severity_of(mig, limit, cx.config),
         label: "MIG".into(),
         evidence: format!(
-            "CPU {}: {} task migrations/s counted on it",
+            "CPU {}: {} task migrations/s counted on it{}",
             r.cpu,
-            rate(mig)
+            rate(mig),
+            owner.map_or_else(String::new, |o| format!(
+                " (the CPU belongs to {})",
+                task_name(o)
+            ))
         ),
         numbers: vec![Number::new("mig_per_s", mig)],
         fix: Some(fix),
+    })
+}
+
+/// A watched CPU whose longest runner changed while no owner is given:
+/// the longest runner is taken for the benchmark, so a stray busy loop
+/// that outruns it would otherwise pass for the owner and read quiet.
+pub fn owner_changed(cx: &Context<'_>, t: &TracedCpu) -> Option<Finding> {
+    let was = t.owner_was.as_ref()?;
+    let now = t.owner.as_ref()?;
+    let pct = t.pct(
+        t.intruders
+            .iter()
+            .filter(|i| i.task.pid == was.pid)
+            .map(|i| i.ns)
+            .sum(),
+    );
+    let house = cpulist::format(&cx.housekeeping());
+    let movable = |x: &TracedTask| !x.per_cpu_kthread && !x.exited && !house.is_empty();
+    let mut fix = Vec::new();
+    if movable(now) {
+        fix.push(format!(
+            "if {} is the benchmark: taskset -apc {house} {}",
+            task_name(was),
+            now.pid
+        ));
+    }
+    if !now.exited {
+        fix.push(format!(
+            "if {} is: make it the owner (--owner {}, or `o` on it in the detail's who-ran table)",
+            task_name(now),
+            now.pid
+        ));
+    }
+    Some(Finding {
+        cpus: vec![t.cpu],
+        kind: Kind::OwnerChanged,
+        severity: super::Severity::Warn,
+        label: "owner changed".into(),
+        evidence: format!(
+            "CPU {}'s longest runner changed: {} → {}{}; no owner is given, so the longest runner \
+             is taken for the benchmark{}",
+            t.cpu,
+            task_name(was),
+            task_name(now),
+            pct.map_or_else(String::new, |p| format!(
+                " ({} ran {p:.1} % of the interval)",
+                task_name(was)
+            )),
+            if t.sampled { SAMPLED } else { "" }
+        ),
+        numbers: vec![
+            Number::new("was_pid", f64::from(was.pid)),
+            Number::new("now_pid", f64::from(now.pid)),
+        ],
+        fix: (!fix.is_empty()).then(|| fix.join("; ")),
     })
 }

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 /// A machine read from an empty tree (every fact unknown), then given
 /// `n` online CPUs, two SMT threads per core (cpu i and i + n/2).
-fn machine(n: u32) -> Machine {
+pub(super) fn machine(n: u32) -> Machine {
     let dir = tempfile::tempdir().unwrap();
     let mut m = Machine::read(&mut Fs::new(Roots::under(dir.path())));
     m.online = (0..n).collect();
@@ -35,14 +35,14 @@ fn machine(n: u32) -> Machine {
     m
 }
 
-fn rates(cpu: u32) -> CpuRates {
+pub(super) fn rates(cpu: u32) -> CpuRates {
     CpuRates {
         cpu,
         ..CpuRates::default()
     }
 }
 
-fn interval(cpus: Vec<CpuRates>) -> Interval {
+pub(super) fn interval(cpus: Vec<CpuRates>) -> Interval {
     Interval {
         from: Stamp::default(),
         to: Stamp::default(),
@@ -84,7 +84,12 @@ fn tags(iv: &Interval, m: &Machine, watched: &[u32]) -> Vec<Finding> {
     judge_all(iv, m, watched, None).findings
 }
 
-fn judge_all(iv: &Interval, m: &Machine, watched: &[u32], trace: Option<&Traced>) -> Judgement {
+pub(super) fn judge_all(
+    iv: &Interval,
+    m: &Machine,
+    watched: &[u32],
+    trace: Option<&Traced>,
+) -> Judgement {
     let mut w = watched.to_vec();
     w.sort_unstable();
     let cfg = NoiseConfig::default();
@@ -386,12 +391,13 @@ fn kinds_serialize_as_their_tags() {
     }
 }
 
-fn traced_task(comm: &str, pid: u32, kthread: bool) -> TracedTask {
+pub(super) fn traced_task(comm: &str, pid: u32, kthread: bool) -> TracedTask {
     TracedTask {
         comm: comm.into(),
         pid,
         tid: pid,
         per_cpu_kthread: kthread,
+        exited: false,
     }
 }
 
@@ -586,6 +592,9 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
                 },
             ],
             stolen: Vec::new(),
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
             unseen_ns: 0,
             idle_ns: 0,
             unknown_ns: 0,
@@ -593,6 +602,7 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
         }],
         lost: 0,
         idle_hidden: false,
+        browsed: Vec::new(),
     };
     let j = judge_all(
         &interval(vec![rates(0), r1, rates(2), rates(3)]),
@@ -606,7 +616,7 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
         .iter()
         .find(|f| f.kind == Kind::Intruder)
         .unwrap();
-    assert_eq!(f.label, "stress");
+    assert_eq!(f.label, "stress[4242]");
     assert_eq!(
         f.evidence,
         "CPU 1: stress[4242] ran 41 ms in 12 slices (charged 46 ms), kworker/1:2[88] ran 2.0 ms \
@@ -679,6 +689,9 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
                     max_ns: 9_000,
                 },
             ],
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
             unseen_ns: 0,
             idle_ns: 0,
             unknown_ns: 0,
@@ -686,6 +699,7 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
         }],
         lost: 0,
         idle_hidden: false,
+        browsed: Vec::new(),
     };
     let mut r2 = rates(2);
     r2.softirq_per_s = Some(5000.0);
@@ -726,6 +740,9 @@ fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
             owner: Some(traced_task("bench", 4000, false)),
             intruders: Vec::new(),
             stolen: Vec::new(),
+            sampled: false,
+            owner_given: false,
+            owner_was: None,
             unseen_ns,
             idle_ns: 0,
             unknown_ns: 0,
@@ -733,6 +750,7 @@ fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
         }],
         lost: 0,
         idle_hidden: true,
+        browsed: Vec::new(),
     };
     let iv = interval(vec![rates(0), rates(1), rates(2), rates(3)]);
     // 30 ms of 1 s (3 %) against the watched 0.5 % for other tasks

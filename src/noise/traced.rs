@@ -16,6 +16,9 @@ pub struct TracedTask {
     /// Whether it is a kernel thread bound to this CPU (a per-CPU kworker,
     /// ksoftirqd, migration): `taskset` cannot move it.
     pub per_cpu_kthread: bool,
+    /// It has exited since it ran: no command can move it.
+    #[serde(default)]
+    pub exited: bool,
 }
 
 /// A task other than the owner that ran on the CPU.
@@ -75,6 +78,20 @@ pub struct TracedCpu {
     pub unknown_ns: u64,
     /// Of `idle_ns`, the idle runs at the window's edges, ns.
     pub idle_edge_ns: u64,
+    /// The figures are sampled from /proc (each task's run time and the
+    /// CPU it ran on last), not traced: a task that moved between CPUs is
+    /// credited to one of them, and no interrupt time is known.
+    #[serde(default)]
+    pub sampled: bool,
+    /// Whether the owner was given (`--owner`, `run`'s command) rather
+    /// than taken as the task that ran longest in the window.
+    #[serde(default)]
+    pub owner_given: bool,
+    /// The longest runner of the window before, when the owner is not
+    /// given and it has changed since: the new longest runner may be a
+    /// stray task, not the benchmark.
+    #[serde(default)]
+    pub owner_was: Option<TracedTask>,
 }
 
 /// Every traced CPU of an interval, and what could not be traced.
@@ -87,12 +104,22 @@ pub struct Traced {
     /// The kernel gives perf no events of the idle task: an interrupt that
     /// hit an idle CPU is counted as idle.
     pub idle_hidden: bool,
+    /// CPUs sampled from /proc for the screen only (the detail view's CPU
+    /// when it is not traced): no rule judges them.
+    #[serde(default)]
+    pub browsed: Vec<TracedCpu>,
 }
 
 impl Traced {
     /// Returns one CPU's figures.
     pub fn cpu(&self, cpu: u32) -> Option<&TracedCpu> {
         self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+
+    /// Returns one CPU's figures, traced or else sampled for the screen.
+    pub fn shown(&self, cpu: u32) -> Option<&TracedCpu> {
+        self.cpu(cpu)
+            .or_else(|| self.browsed.iter().find(|c| c.cpu == cpu))
     }
 }
 

@@ -238,9 +238,11 @@ fn over(
 fn causes_of(iv: &Interval, cx: &Context<'_>, col: usize, r: &CpuRates, l: &Limits) -> Vec<Cause> {
     let mut out = Vec::new();
     let o = &mut out;
-    if let Some(t) = cx.trace.and_then(|t| t.cpu(r.cpu)) {
+    let traced = cx.trace.and_then(|t| t.cpu(r.cpu));
+    if let Some(t) = traced {
         // a traced CPU is judged by the time others took from its owner,
-        // which the counts below only stand in for
+        // which the counts below only stand in for; sampled figures know
+        // no interrupt time, and the counts still judge that
         let top_task = t.intruders.first();
         over(
             o,
@@ -259,7 +261,8 @@ fn causes_of(iv: &Interval, cx: &Context<'_>, col: usize, r: &CpuRates, l: &Limi
             "%",
             || top_irq.map_or_else(String::new, |x| format!("interrupts (most {})", x.name)),
         );
-    } else {
+    }
+    if traced.is_none_or(|t| t.sampled) {
         over(
             o,
             CauseClass::DeviceIrq,

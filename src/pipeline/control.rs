@@ -14,6 +14,10 @@ pub struct Control {
     interval_ms: AtomicU64,
     pin: Pending,
     watch: Pending,
+    owner: Pending,
+    /// The CPU whose tasks the detail view shows, sampled from /proc
+    /// (empty: none any more).
+    browse: Pending,
     waker: Mutex<Option<Stop>>,
 }
 
@@ -38,6 +42,8 @@ impl Control {
             interval_ms: AtomicU64::new(interval.as_millis().max(1) as u64),
             pin: Pending::default(),
             watch: Pending::default(),
+            owner: Pending::default(),
+            browse: Pending::default(),
             waker: Mutex::new(None),
         }
     }
@@ -81,6 +87,28 @@ impl Control {
     pub fn take_watch(&self) -> Option<Vec<u32>> {
         self.watch.take()
     }
+
+    /// Tells the loop the pids that own the watched CPUs from now on (the
+    /// dashboard's `o`, as `--owner`).
+    pub fn request_owner(&self, pids: Vec<u32>) {
+        self.owner.set(pids);
+    }
+
+    /// The owner request not yet taken.
+    pub fn take_owner(&self) -> Option<Vec<u32>> {
+        self.owner.take()
+    }
+
+    /// Asks the loop to sample the tasks of `cpu` from /proc (the detail
+    /// view's CPU), or of none.
+    pub fn request_browse(&self, cpu: Option<u32>) {
+        self.browse.set(cpu.into_iter().collect());
+    }
+
+    /// The browse request not yet taken: the CPU, or none (empty).
+    pub fn take_browse(&self) -> Option<Vec<u32>> {
+        self.browse.take()
+    }
 }
 
 #[cfg(test)]
@@ -102,5 +130,13 @@ mod tests {
         c.request_watch(vec![2, 5]);
         assert_eq!(c.take_watch(), Some(vec![2, 5]), "the latest marks win");
         assert_eq!(c.take_watch(), None);
+        c.request_owner(vec![9437]);
+        assert_eq!(c.take_owner(), Some(vec![9437]));
+        assert_eq!(c.take_owner(), None);
+        assert_eq!(c.take_browse(), None);
+        c.request_browse(Some(3));
+        c.request_browse(None);
+        assert_eq!(c.take_browse(), Some(Vec::new()), "closing the detail wins");
+        assert_eq!(c.take_browse(), None);
     }
 }

@@ -9,8 +9,10 @@ use crate::trace::crosscheck::{CpuCheck, disagreements};
 
 /// What disagrees on any traced CPU, one clause each.
 pub fn check(t: &Traced, iv: &Interval) -> Vec<String> {
+    // a sampled CPU has no traced idle time to hold against cpuidle
     t.cpus
         .iter()
+        .filter(|c| !c.sampled)
         .filter_map(|c| Some(cpu_check(c, iv.cpu(c.cpu)?, iv.dt_s)))
         .flat_map(|c| disagreements(&c))
         .collect()
@@ -77,6 +79,9 @@ mod tests {
             idle_ns: 1_500_000_000,
             unknown_ns: 1_000,
             idle_edge_ns: 20_000,
+            owner_given: false,
+            owner_was: None,
+            sampled: false,
         };
         let rates = CpuRates {
             cpu: 1,

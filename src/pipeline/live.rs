@@ -86,6 +86,12 @@ pub fn run<H: Hardware>(
         if let Some(cpus) = live.control.take_watch() {
             driver.set_watched(&cpus);
         }
+        if let Some(pids) = live.control.take_owner() {
+            driver.set_owners(pids);
+        }
+        if let Some(cpu) = live.control.take_browse() {
+            driver.set_browse(cpu.first().copied());
+        }
         if let Some(h) = hook.as_mut()
             && let Err(e) = h(Phase::Before(i), driver)
         {

@@ -8,7 +8,9 @@
 pub mod control;
 pub mod crosscheck;
 pub mod live;
+mod owner;
 pub mod replay;
+pub mod sampled;
 pub mod trace;
 
 use std::time::{Duration, Instant};
@@ -98,6 +100,17 @@ pub trait TraceSource: Send {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Makes these pids (and the processes they start) the owner of every
+    /// traced CPU; empty: the task that ran longest in each window.
+    fn set_owners(&mut self, _pids: Vec<u32>) {}
+    /// The pids that own the traced CPUs (empty: the longest runners).
+    fn owners(&self) -> Vec<u32> {
+        Vec::new()
+    }
+    /// Whether the figures are sampled from /proc rather than traced.
+    fn sampled(&self) -> bool {
+        false
+    }
 }
 
 /// The engine, the watched CPUs, the thresholds and the tracer: what turns
@@ -119,6 +132,11 @@ pub struct Driver<H: Hardware> {
     /// /proc/interrupts, with both numbers.
     disagree: Vec<String>,
     online: Vec<u32>,
+    /// Each traced CPU's longest runner of the last window, to tell when
+    /// it changes.
+    longest: Vec<(u32, crate::noise::TracedTask)>,
+    /// The tasks of one more CPU, sampled from /proc for the screen.
+    browse: Option<sampled::SampledTrace>,
 }
 
 /// What one step produced.
@@ -144,6 +162,8 @@ impl<H: Hardware> Driver<H> {
             idle_hidden: false,
             disagree: Vec::new(),
             online,
+            longest: Vec::new(),
+            browse: None,
         }
     }
 
@@ -176,6 +196,9 @@ impl<H: Hardware> Driver<H> {
         if let Some(t) = &mut self.tracer
             && let Err(why) = t.retarget(&w)
         {
+            // who ran is still told, sampled from each task's run time
+            let sampled = sampled::SampledTrace::new(std::path::Path::new("/proc"), &w, t.owners());
+            self.tracer = Some(Box::new(sampled));
             self.trace_missing = Some(why);
         }
         self.watched = w;
@@ -192,6 +215,22 @@ impl<H: Hardware> Driver<H> {
         self.trace_missing = missing;
     }
 
+    /// Makes these pids the owner of the watched CPUs (`--owner`, the
+    /// dashboard's `o`); empty: the longest runner of each window.
+    pub fn set_owners(&mut self, pids: Vec<u32>) {
+        if let Some(t) = &mut self.tracer {
+            t.set_owners(pids);
+        }
+        self.longest.clear();
+    }
+
+    /// Samples the tasks of `cpu` from /proc for the screen (the detail
+    /// view), unless the tracer covers it; `None`: no more.
+    pub fn set_browse(&mut self, cpu: Option<u32>) {
+        self.browse = cpu
+            .map(|c| sampled::SampledTrace::new(std::path::Path::new("/proc"), &[c], Vec::new()));
+    }
+
     /// Why tracing is off, when it is.
     pub fn trace_missing(&self) -> Option<&str> {
         self.trace_missing.as_deref()
@@ -200,6 +239,11 @@ impl<H: Hardware> Driver<H> {
     /// One line on who-ran attribution: the traced CPUs, or why none is.
     pub fn trace_status(&self) -> String {
         match (&self.tracer, &self.trace_missing) {
+            (Some(t), Some(why)) if t.sampled() => format!(
+                "who ran: {} on CPU {}: not traced: {why}",
+                sampled::HOW,
+                crate::collect::cpulist::format(&t.cpus()),
+            ),
             (_, Some(why)) => format!("who ran: not traced: {why}"),
             (Some(t), None) if !t.cpus().is_empty() => {
                 let mut said = format!(
@@ -231,7 +275,19 @@ impl<H: Hardware> Driver<H> {
     pub fn step(&mut self) -> Step {
         let woke = Instant::now();
         let iv = self.engine.step();
-        let trace = self.tracer.as_mut().map(|t| t.drain());
+        let mut trace = self.tracer.as_mut().map(|t| t.drain());
+        if let Some(t) = &mut trace {
+            owner::note_longest_runner(&mut self.longest, t);
+        }
+        if let Some(b) = &mut self.browse {
+            let seen = b.drain();
+            let t = trace.get_or_insert_with(Traced::default);
+            t.browsed = seen
+                .cpus
+                .into_iter()
+                .filter(|c| t.cpus.iter().all(|x| x.cpu != c.cpu))
+                .collect();
+        }
         let statuses = self.engine.statuses();
         let Some(interval) = iv else {
             return Step::Ready(statuses);

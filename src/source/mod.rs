@@ -9,6 +9,7 @@ pub mod live;
 pub mod msr;
 pub mod perf;
 pub mod probe_os;
+pub mod tasks;
 pub mod tracer;
 
 /// Reads at most `cap` bytes of a regular file as text: a FIFO or a device

@@ -18,7 +18,9 @@
 //! size of data written, counted from the start, read or not; with
 //! [`RING_BYTES`] that is once per 16 MiB of records.
 //!
-//! noisetop never mounts tracefs nor writes a knob: where something is
+//! noisetop writes no tracefs knob. The one thing it mounts is tracefs
+//! itself, as root where it is mounted nowhere (`crate::sys::mount_tracefs`,
+//! called before this opens, as perf does); where something is still
 //! missing, [`Tracer::open`] says what and which command would fix it.
 
 use std::io;

@@ -26,6 +26,9 @@ struct Ctx<'a> {
     s: &'a State,
     t: Theme,
     scale: FreqScale,
+    /// The noise column's width the rows need at least: an owner's name
+    /// and one more label fit beside it.
+    noise_min: usize,
 }
 
 /// Draws the Cores view.
@@ -42,6 +45,13 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             max: s.machine.max_mhz.or(s.history.max_bzy),
             base: s.machine.base_mhz.as_ref().map(|b| b.0),
         },
+        noise_min: s
+            .watched
+            .iter()
+            .filter_map(|&c| owner_label(s, c))
+            .map(|o| o.chars().count() + 3 + OWNER_AND_ONE)
+            .max()
+            .unwrap_or(0),
     };
     let colw = if g.columns == 1 {
         area.width
@@ -98,7 +108,7 @@ fn bottom_legend(ctx: &Ctx<'_>, g: Geometry, area: Rect, buf: &mut Buffer) {
         return;
     }
     let (_, cb, _) = if g.wide {
-        split(area.width as usize, WIDE_FIXED, 12, 8)
+        split_for(ctx, area.width as usize, WIDE_FIXED, 12, 8)
     } else {
         (0, 0, 0)
     };
@@ -142,6 +152,44 @@ fn split(w: usize, fixed: usize, min_freq: usize, min_cst: usize) -> (usize, usi
     let fb = (rem * 2 / 5).max(min_freq);
     let cb = (rem / 4).max(min_cst);
     (fb, cb, rem.saturating_sub(fb + cb))
+}
+
+/// Room a label beside the owner's name gets (`sh[12345]`, `IRQ virtio1`).
+const OWNER_AND_ONE: usize = 12;
+
+/// [`split`], with the bars giving up cells (down to their minimum) until
+/// the noise column is `noise_min` wide.
+fn split_for(
+    ctx: &Ctx<'_>,
+    w: usize,
+    fixed: usize,
+    min_freq: usize,
+    min_cst: usize,
+) -> (usize, usize, usize) {
+    let (mut fb, mut cb, mut nw) = split(w, fixed, min_freq, min_cst);
+    let give_f = fb
+        .saturating_sub(min_freq)
+        .min(ctx.noise_min.saturating_sub(nw));
+    fb -= give_f;
+    nw += give_f;
+    let give_c = cb
+        .saturating_sub(min_cst)
+        .min(ctx.noise_min.saturating_sub(nw));
+    cb -= give_c;
+    nw += give_c;
+    (fb, cb, nw)
+}
+
+/// `owner sh[9437]` for a watched CPU whose owner is known.
+fn owner_label(s: &State, cpu: u32) -> Option<String> {
+    let o = s
+        .trace
+        .as_ref()
+        .filter(|_| s.is_watched(cpu))?
+        .cpu(cpu)?
+        .owner
+        .as_ref()?;
+    Some(format!("owner {}[{}]", o.comm, o.pid))
 }
 
 /// The idle states the bar stacks, each with whether it is disabled on
@@ -189,7 +237,7 @@ fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
 
 fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
+    let (fb, cb, nw) = split_for(ctx, w, WIDE_FIXED, 12, 8);
     let mut legend = bars::legend(&state_names(ctx.s), t);
     let legend_w: usize = legend.iter().map(|s| s.content.chars().count()).sum();
     if legend_w > cb {
@@ -221,7 +269,7 @@ fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
 
 fn compact_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let (fb, cb, nw) = split(w, COMPACT_FIXED, 10, 6);
+    let (fb, cb, nw) = split_for(ctx, w, COMPACT_FIXED, 10, 6);
     Line::from(vec![
         Span::styled("  CPU ", t.title()),
         Span::styled(freq_title(ctx, fb), t.title()),
@@ -260,6 +308,13 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         .filter(|f| f.severity >= Severity::Warn)
         .map(|f| (f.label.clone(), ctx.t.severity(f.severity)))
         .collect();
+    // a watched CPU names its owner first: the task the verdict takes for
+    // the benchmark, which a stray busy loop may have become
+    let owner = owner_label(ctx.s, cpu);
+    let owned = owner.is_some();
+    if let Some(o) = owner {
+        labels.insert(0, (o, ctx.t.dim()));
+    }
     let verdict = ctx.s.cpu_verdict(cpu);
     if let Some(v) = verdict {
         for c in &v.causes {
@@ -270,6 +325,7 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
     }
     let mut out = Vec::new();
     let mut used = 0;
+    let mut shown = 0;
     for (label, style) in labels {
         let sep = usize::from(!out.is_empty()) * 3;
         let n = label.chars().count();
@@ -281,14 +337,21 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         }
         out.push(Span::styled(label, style));
         used += sep + n;
+        shown += 1;
     }
-    if out.is_empty() {
-        match verdict.map(|v| v.state) {
+    if shown == usize::from(owned) {
+        let state = match verdict.map(|v| v.state) {
             Some(VerdictState::Quiet) if ctx.s.is_watched(cpu) => {
-                out.push(Span::styled("quiet", ctx.t.good()));
+                Some(Span::styled("quiet", ctx.t.good()))
             }
-            Some(VerdictState::Unknown) => out.push(Span::styled(fmt::UNKNOWN, ctx.t.dim())),
-            _ => {}
+            Some(VerdictState::Unknown) => Some(Span::styled(fmt::UNKNOWN, ctx.t.dim())),
+            _ => None,
+        };
+        if let Some(st) = state {
+            if !out.is_empty() {
+                out.push(Span::styled(" · ", ctx.t.dim()));
+            }
+            out.push(st);
         }
     }
     out
@@ -307,7 +370,7 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     let t = ctx.t;
     let r = ctx.s.rates(cpu);
     let topo = ctx.s.machine.topo(cpu);
-    let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
+    let (fb, cb, nw) = split_for(ctx, w, WIDE_FIXED, 12, 8);
     let core = topo
         .and_then(|x| x.core)
         .map_or_else(|| fmt::UNKNOWN.into(), |c| c.to_string());
@@ -360,7 +423,7 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
 fn compact_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     let t = ctx.t;
     let r = ctx.s.rates(cpu);
-    let (fb, cb, nw) = split(w, COMPACT_FIXED, 10, 6);
+    let (fb, cb, nw) = split_for(ctx, w, COMPACT_FIXED, 10, 6);
     let f = |g: fn(&CpuRates) -> Option<f64>| r.and_then(g);
     let mut spans = cpu_cell(ctx, cpu, 4);
     spans.push(Span::raw(" "));

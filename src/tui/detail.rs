@@ -222,21 +222,35 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
             );
         }
     }
-    // who ran, when the CPU is traced: other tasks and interrupts by the
-    // time they took over the interval
-    if let Some(tc) = s.trace.as_ref().and_then(|t| t.cpu(cpu)) {
+    // who ran: on a traced CPU other tasks and interrupts by the time they
+    // took over the interval; on any other, the tasks sampled from /proc
+    if let Some(tc) = s.trace.as_ref().and_then(|t| t.shown(cpu)) {
         let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
         lines.push((String::new(), String::new()));
         let owner = tc.owner.as_ref().map_or_else(
             || "owner unknown".into(),
             |o| format!("owner {}[{}]", o.comm, o.pid),
         );
-        lines.push((format!("who ran · {owner}"), "ms".into()));
-        for i in tc.intruders.iter().take(5) {
+        let how = if tc.sampled {
+            "who ran (sampled)"
+        } else {
+            "who ran"
+        };
+        lines.push((format!("{how} · {owner}"), "ms".into()));
+        for (k, i) in tc
+            .intruders
+            .iter()
+            .take(crate::tui::state::WHO_RAN_ROWS)
+            .enumerate()
+        {
+            let mark = if k == s.task_at { "▸" } else { " " };
             lines.push((
-                format!("{}[{}] ×{}", i.task.comm, i.task.pid, i.slices),
+                format!("{mark}{}[{}] ×{}", i.task.comm, i.task.pid, i.slices),
                 ms(i.ns),
             ));
+        }
+        if !tc.intruders.is_empty() {
+            lines.push(("t next task · o make it the owner".into(), String::new()));
         }
         for x in tc.stolen.iter().take(5) {
             lines.push((format!("{} {} ×{}", x.kind, x.name, x.count), ms(x.ns)));

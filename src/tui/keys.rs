@@ -50,6 +50,11 @@ pub enum Action {
     Why,
     /// Show the help.
     Help,
+    /// Select the next task of the detail's who-ran table.
+    NextTask,
+    /// Make the selected task of the who-ran table the owner of the
+    /// watched CPUs (as `--owner`).
+    Owner,
 }
 
 /// One row of the key table.
@@ -214,6 +219,20 @@ pub const BINDINGS: &[Binding] = &[
         "why unavailable",
         Action::Why,
         9,
+    ),
+    b(
+        &[(KeyCode::Char('t'), false)],
+        "t",
+        "next task (detail's who ran)",
+        Action::NextTask,
+        0,
+    ),
+    b(
+        &[(KeyCode::Char('o'), false)],
+        "o",
+        "make the task the owner",
+        Action::Owner,
+        0,
     ),
     b(
         &[(KeyCode::Char('?'), false), (KeyCode::F(1), false)],

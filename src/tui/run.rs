@@ -300,6 +300,11 @@ where
                     if let Some(e) = s.update(a) {
                         effect(e, &mut pacer, w, clock.now());
                     }
+                    if let Some(cpu) = s.browse_change()
+                        && let Some(c) = &w.control
+                    {
+                        c.request_browse(cpu);
+                    }
                     dirty = true;
                 }
             }
@@ -338,6 +343,11 @@ fn effect(e: Effect, pacer: &mut Pacer, w: &mut Wiring<'_>, now: Instant) {
         }
         Effect::Speed(_) | Effect::Paused(_) => pacer.reanchor(now),
         Effect::Watched(cpus) => (w.on_watched)(&cpus),
+        Effect::Owner(pids) => {
+            if let Some(c) = &w.control {
+                c.request_owner(pids);
+            }
+        }
     }
 }
 

@@ -170,7 +170,12 @@ pub enum Effect {
     Watched(Vec<u32>),
     /// Pause switched (a replay re-anchors its clock).
     Paused(bool),
+    /// These pids own the watched CPUs from now on.
+    Owner(Vec<u32>),
 }
+
+/// Tasks the detail's who-ran table lists.
+pub const WHO_RAN_ROWS: usize = 5;
 
 /// Sampling intervals `+`/`-` step through.
 pub const INTERVAL_STEPS_MS: [u64; 10] =
@@ -259,6 +264,11 @@ pub struct State {
     pub screen: Size,
     /// Set by Quit.
     pub quit: bool,
+    /// The selected row of the detail's who-ran table.
+    pub task_at: usize,
+    /// The CPU whose tasks the sampler was last asked to sample for the
+    /// detail view.
+    pub browsing: Option<u32>,
 }
 
 impl State {
@@ -301,6 +311,8 @@ impl State {
             position: None,
             ended: None,
             theme,
+            task_at: 0,
+            browsing: None,
             screen: Size::new(80, 24),
             quit: false,
         }
@@ -472,6 +484,33 @@ impl State {
             .is_some_and(|v| v.state == VerdictState::Noisy)
     }
 
+    /// The tasks of the detail's who-ran table (the selected CPU's, traced
+    /// or sampled), when the detail view is open.
+    pub fn who_ran(&self) -> Option<Vec<&crate::noise::TracedTask>> {
+        if self.view != View::Detail {
+            return None;
+        }
+        let c = self.trace.as_ref()?.shown(self.selected?)?;
+        Some(
+            c.intruders
+                .iter()
+                .take(WHO_RAN_ROWS)
+                .map(|i| &i.task)
+                .collect(),
+        )
+    }
+
+    /// The CPU the sampler should sample tasks of for the screen, when it
+    /// changed since last asked.
+    pub fn browse_change(&mut self) -> Option<Option<u32>> {
+        let want = self.selected.filter(|_| self.view == View::Detail);
+        if want == self.browsing {
+            return None;
+        }
+        self.browsing = want;
+        Some(want)
+    }
+
     /// Tells whether `cpu` is watched.
     pub fn is_watched(&self, cpu: u32) -> bool {
         self.watched.contains(&cpu)
@@ -516,6 +555,15 @@ impl State {
             Action::Slower => return self.step_pace(true),
             Action::Faster => return self.step_pace(false),
             Action::Mark => return self.toggle_mark(),
+            Action::NextTask => {
+                let n = self.who_ran().map_or(0, |t| t.len());
+                self.task_at = if n == 0 { 0 } else { (self.task_at + 1) % n };
+            }
+            Action::Owner => {
+                let pid = self.who_ran()?.get(self.task_at)?.pid;
+                self.task_at = 0;
+                return Some(Effect::Owner(vec![pid]));
+            }
             Action::Sort => {
                 self.sort = match self.sort {
                     Sort::Cpu => Sort::Noise,

@@ -31,6 +31,13 @@ pub struct RunFacts {
     pub command_migrations: Option<u64>,
     /// Why nothing was traced.
     pub trace_missing: Option<String>,
+    /// CPU time the command and every child it waited for used (user and
+    /// system, getrusage), ns.
+    pub command_cpu_ns: Option<u64>,
+    /// The share of a watched CPU other tasks and interrupts may take, %
+    /// (the watched `intruder-pct` plus `stolen-pct`).
+    #[serde(skip)]
+    pub others_limit_pct: f64,
 }
 
 /// min / median / max of a series.
@@ -139,6 +146,10 @@ pub struct CpuRun {
     /// Of `traced_ns`, the time around switches the kernel did not show:
     /// who ran then is not known.
     pub unseen_ns: u64,
+    /// Whether who ran was sampled from /proc rather than traced.
+    pub sampled: bool,
+    /// Time the CPU was busy over the run, ns (Busy % × interval length).
+    pub busy_ns: Option<u64>,
     /// Intervals this CPU was judged noisy, of all.
     pub noisy_intervals: u64,
     /// Intervals whose verdict was unknown, of all.
@@ -177,6 +188,9 @@ pub struct RunReport {
     pub per_cpu: Vec<CpuRun>,
     /// Findings seen, most frequent first.
     pub findings: Vec<FindingTotal>,
+    /// The least time others took from the command's CPUs: their busy
+    /// time minus the command's own CPU time, ns.
+    pub others_min_ns: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -195,6 +209,8 @@ struct CpuAcc {
     intruders: BTreeMap<(u32, String), TaskTotal>,
     stolen: BTreeMap<(String, String), (u64, u64, u64)>,
     unseen_ns: u64,
+    sampled: bool,
+    busy_ns: Option<f64>,
     noisy: u64,
     unknown: u64,
     /// Why the last unknown interval was.
@@ -271,9 +287,16 @@ impl Accumulator {
             add(&mut a.csw, r.csw_per_s.map(|v| v * dt));
             add(&mut a.mig, r.mig_per_s.map(|v| v * dt));
             add(&mut a.steal, r.time.and_then(|t| t.steal).map(|v| v * dt));
+            add(
+                &mut a.busy_ns,
+                r.busy_pct
+                    .or_else(|| r.time.and_then(|t| t.busy()))
+                    .map(|b| b / 100.0 * dt * 1e9),
+            );
             if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
                 a.traced_ns += t.window_ns;
                 a.unseen_ns += t.unseen_ns;
+                a.sampled |= t.sampled;
                 for i in &t.intruders {
                     let e = a
                         .intruders
@@ -340,6 +363,7 @@ impl Accumulator {
         let mut worst: Vec<(String, u64, u64)> = Vec::new();
         let mut unknown: Vec<String> = Vec::new();
         let mut per_cpu = Vec::new();
+        let others = others_min(&self.cpus, &facts);
         for (cpu, a) in self.cpus {
             if let Some(why) = a.unknown_why.as_ref().filter(|_| a.unknown > 0) {
                 unknown.push(format!(
@@ -417,6 +441,8 @@ impl Accumulator {
                 steal_pct: a.steal.map(|s| s / secs),
                 traced_ns: a.traced_ns,
                 unseen_ns: a.unseen_ns,
+                sampled: a.sampled,
+                busy_ns: a.busy_ns.map(|b| b as u64),
                 intruders,
                 stolen,
                 noisy_intervals: a.noisy,
@@ -426,6 +452,19 @@ impl Accumulator {
         }
         // intruders first, then the causes seen most often
         worst.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        // traced CPUs keep their exact figures; where any was not traced,
+        // the bound judges what sampling may have missed
+        let untraced = per_cpu.iter().any(|c| c.sampled || c.traced_ns == 0);
+        if let Some(line) = others
+            .as_ref()
+            .filter(|_| untraced)
+            .and_then(|o| o.over_limit(&per_cpu, &facts))
+        {
+            // the bound holds whatever tracing or sampling missed: after the
+            // tasks named with their time, before every count
+            let at = worst.iter().take_while(|w| w.1 > u64::MAX / 2).count();
+            worst.insert(at, (line, u64::MAX / 2, 0));
+        }
         let judged: u64 = per_cpu.iter().map(|c| c.intervals).sum();
         let verdict = if judged == 0 {
             "unknown: the command ended before the first interval".to_string()
@@ -456,7 +495,68 @@ impl Accumulator {
             verdict,
             per_cpu,
             findings,
+            others_min_ns: others.map(|o| o.ns),
         }
+    }
+}
+
+/// Busy time of the command's CPUs beyond what the command itself used.
+struct Others {
+    /// The least time others took, ns.
+    ns: u64,
+    busy_ns: f64,
+    own_ns: u64,
+    /// Seconds of intervals, summed over the CPUs.
+    seconds: f64,
+}
+
+/// Whatever ran on the command's CPUs and was not the command took at
+/// least their busy time minus the command's own CPU time: a bound that
+/// needs no tracing and misses nothing (noisetop keeps off these CPUs).
+fn others_min(cpus: &BTreeMap<u32, CpuAcc>, f: &RunFacts) -> Option<Others> {
+    let own_ns = f.command_cpu_ns?;
+    let mut busy_ns = 0.0;
+    let mut seconds = 0.0;
+    for a in cpus.values() {
+        busy_ns += a.busy_ns?;
+        seconds += a.seconds;
+    }
+    (seconds > 0.0).then(|| Others {
+        ns: (busy_ns - own_ns as f64).max(0.0) as u64,
+        busy_ns,
+        own_ns,
+        seconds,
+    })
+}
+
+impl Others {
+    /// The verdict's first line when others took more than the limit,
+    /// naming the tasks found on the CPUs.
+    fn over_limit(&self, per_cpu: &[CpuRun], f: &RunFacts) -> Option<String> {
+        let pct = self.ns as f64 / (self.seconds * 1e9) * 100.0;
+        if pct <= f.others_limit_pct {
+            return None;
+        }
+        let mut found: Vec<&TaskTotal> = per_cpu.iter().flat_map(|c| &c.intruders).collect();
+        found.sort_by_key(|t| std::cmp::Reverse(t.ns));
+        let names: Vec<String> = found
+            .iter()
+            .take(3)
+            .map(|t| format!("{}[{}] {:.1} ms", t.comm, t.pid, t.ns as f64 / 1e6))
+            .collect();
+        let top = if names.is_empty() {
+            "no task was found there".to_string()
+        } else {
+            format!("top tasks found: {}", names.join(", "))
+        };
+        Some(format!(
+            "others (tasks, interrupts) took at least {:.1} ms ({pct:.1} %) of CPU {} (busy \
+             {:.1} ms, the command's own CPU time {:.1} ms); {top}",
+            self.ns as f64 / 1e6,
+            cpulist::format(&f.cpus),
+            self.busy_ns / 1e6,
+            self.own_ns as f64 / 1e6
+        ))
     }
 }
 
@@ -580,7 +680,11 @@ impl RunReport {
             );
             list(
                 &mut o,
-                "other tasks on the CPU",
+                if c.sampled {
+                    "other tasks on the CPU (sampled from /proc, not exact)"
+                } else {
+                    "other tasks on the CPU"
+                },
                 c.intruders.iter().take(5).map(|i| {
                     format!(
                         "{}[{}] {} in {} slice{}",
@@ -685,9 +789,13 @@ mod tests {
                     idle_ns: 0,
                     unknown_ns: 0,
                     idle_edge_ns: 0,
+                    sampled: false,
+                    owner_given: true,
+                    owner_was: None,
                 }],
                 lost: 0,
                 idle_hidden: true,
+                browsed: Vec::new(),
             }),
             statuses: Vec::new(),
             machine: None,
@@ -709,6 +817,8 @@ mod tests {
             command_switches: None,
             command_migrations: None,
             trace_missing: None,
+            command_cpu_ns: None,
+            others_limit_pct: 1.0,
         }
     }
 
@@ -752,5 +862,180 @@ mod tests {
         assert_eq!(duration(1_000), "1.0 µs");
         assert_eq!(duration(640), "640 ns");
         assert_eq!(duration(0), "0 ns");
+    }
+}
+
+#[cfg(test)]
+mod others_tests {
+    use super::tests_support::{facts_with, quiet_second};
+    use super::*;
+
+    #[test]
+    fn busy_time_beyond_the_commands_own_is_others_and_names_the_tasks_found() {
+        let mut acc = Accumulator::new(&[1]);
+        for _ in 0..3 {
+            // CPU 1 busy all the time; the sampled list found a loop for
+            // 0.85 s of each second
+            let mut s = quiet_second(100.0);
+            let t = &mut s.trace.as_mut().unwrap().cpus[0];
+            t.sampled = true;
+            t.intruders.push(crate::noise::traced::Intruder {
+                task: crate::noise::TracedTask {
+                    comm: "yes".into(),
+                    pid: 8571,
+                    tid: 8571,
+                    per_cpu_kthread: false,
+                    exited: false,
+                },
+                ns: 850_000_000,
+                slices: 3,
+                charged_ns: None,
+            });
+            acc.add(&s);
+        }
+        let r = acc.report(facts_with(Some(12_000_000)));
+        assert_eq!(r.others_min_ns, Some(2_988_000_000));
+        assert!(r.per_cpu[0].sampled);
+        assert_eq!(r.per_cpu[0].busy_ns, Some(3_000_000_000));
+        assert_eq!(
+            r.verdict,
+            "noisy: others (tasks, interrupts) took at least 2988.0 ms (99.6 %) of CPU 1 (busy \
+             3000.0 ms, the command's own CPU time 12.0 ms); top tasks found: yes[8571] 2550.0 ms"
+        );
+        assert!(
+            r.text()
+                .contains("other tasks on the CPU (sampled from /proc, not exact): yes[8571]"),
+            "{}",
+            r.text()
+        );
+        // the README gives the same words
+        let readme = include_str!("../../../README.md")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let head = r.verdict.split(" 2988.0").next().unwrap();
+        assert!(
+            readme.contains(head.trim_start_matches("noisy: ")),
+            "{head}"
+        );
+        assert!(readme.contains(
+            "of CPU 1 (busy 2941.9 ms, the command's own CPU time 1.2 ms); top tasks found:"
+        ));
+    }
+
+    #[test]
+    fn traced_cpus_keep_their_exact_verdict_and_the_bound_is_only_reported() {
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&quiet_second(30.0));
+        let r = acc.report(facts_with(Some(1_000_000)));
+        assert_eq!(r.others_min_ns, Some(299_000_000));
+        assert_eq!(
+            r.verdict, "quiet",
+            "the trace saw who ran: its verdict stands"
+        );
+    }
+
+    #[test]
+    fn a_command_that_used_its_cpu_leaves_no_bound_over_the_limit() {
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&untraced(quiet_second(100.0)));
+        // the command itself was the busy one
+        let r = acc.report(facts_with(Some(995_000_000)));
+        assert_eq!(r.others_min_ns, Some(5_000_000));
+        assert_eq!(r.verdict, "quiet", "0.5 % is under the 1.5 % limit");
+        // without its CPU time there is no bound, and no claim
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&untraced(quiet_second(100.0)));
+        assert_eq!(acc.report(facts_with(None)).others_min_ns, None);
+    }
+
+    fn untraced(mut s: Sample) -> Sample {
+        s.trace = None;
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use std::time::Duration;
+
+    use super::RunFacts;
+    use crate::interval::{CpuRates, Interval};
+    use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, VerdictState};
+    use crate::pipeline::Sample;
+    use crate::snapshot::Stamp;
+
+    /// One second of CPU 1, busy `busy_pct`, judged quiet.
+    pub fn quiet_second(busy_pct: f64) -> Sample {
+        Sample {
+            interval: Interval {
+                from: Stamp::default(),
+                to: Stamp::default(),
+                dt_s: 1.0,
+                freq_source: None,
+                cpus: vec![CpuRates {
+                    cpu: 1,
+                    busy_pct: Some(busy_pct),
+                    ..CpuRates::default()
+                }],
+                pkgs: Vec::new(),
+                irqs: Vec::new(),
+                softirqs: Vec::new(),
+                gone: Vec::new(),
+            },
+            judgement: Judgement {
+                findings: Vec::new(),
+                verdicts: vec![CpuVerdict {
+                    cpu: 1,
+                    watched: true,
+                    state: VerdictState::Quiet,
+                    causes: Vec::new(),
+                    reason: None,
+                }],
+            },
+            watched: vec![1],
+            trace: Some(Traced {
+                cpus: vec![TracedCpu {
+                    cpu: 1,
+                    window_ns: 1_000_000_000,
+                    owner: None,
+                    intruders: Vec::new(),
+                    stolen: Vec::new(),
+                    unseen_ns: 0,
+                    sampled: false,
+                    owner_given: true,
+                    owner_was: None,
+                    idle_edge_ns: 0,
+                    idle_ns: 0,
+                    unknown_ns: 0,
+                }],
+                lost: 0,
+                idle_hidden: false,
+                browsed: Vec::new(),
+            }),
+            statuses: Vec::new(),
+            machine: None,
+            next_at: None,
+            took: Duration::ZERO,
+            position: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A 3 s run of `sleep 3` on CPU 1 whose children used `cpu_ns`.
+    pub fn facts_with(cpu_ns: Option<u64>) -> RunFacts {
+        RunFacts {
+            command: vec!["sleep".into(), "3".into()],
+            pid: 4000,
+            cpus: vec![1],
+            seconds: 3.0,
+            exit: Some(0),
+            signal: None,
+            command_switches: None,
+            command_migrations: None,
+            trace_missing: None,
+            command_cpu_ns: cpu_ns,
+            others_limit_pct: 1.5,
+        }
     }
 }
