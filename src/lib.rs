@@ -12,6 +12,7 @@ pub mod collect;
 pub mod counter;
 pub mod cpu_map;
 pub mod engine;
+pub mod hands_off;
 pub mod interval;
 pub mod irq_rates;
 pub mod ladder;

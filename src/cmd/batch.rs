@@ -203,6 +203,7 @@ fn sample_live(
         let owners = print.map(|a| a.watch.owner.clone()).unwrap_or_default();
         let (t, missing) = crate::cmd::tracer_for(&tree, &roots, &watched, no_trace, owners);
         driver.set_tracer(t, missing);
+        crate::cmd::count_switches(&mut driver, &tree);
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {

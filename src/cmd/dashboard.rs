@@ -120,6 +120,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         a.watch.owner.clone(),
     );
     driver.set_tracer(t, missing);
+    crate::cmd::count_switches(&mut driver, &tree);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(a.sample.interval));
     let (tx, rx) = live::channel();

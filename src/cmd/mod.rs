@@ -217,6 +217,18 @@ pub fn tracer_for(
     }
 }
 
+/// Counts the watched CPUs' switches with lean rings when no tracer does
+/// (`--no-trace`, tracefs missing), on a live tree only.
+pub fn count_switches<H: Hardware>(driver: &mut crate::pipeline::Driver<H>, tree: &Tree) {
+    if *tree != Tree::Live || driver.trace_missing().is_none() {
+        return;
+    }
+    driver.set_switches(
+        Some(Box::new(crate::pipeline::switches::LeanSwitches::default())),
+        None,
+    );
+}
+
 /// Refuses CPUs that are not online, naming the online list.
 pub fn check_cpus(flag: &str, cpus: &[u32], m: &Machine) -> Result<()> {
     let missing: Vec<u32> = cpus

@@ -62,6 +62,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         vec![pid],
     );
     driver.set_tracer(t, missing);
+    crate::cmd::count_switches(&mut driver, &crate::cmd::Tree::Live);
 
     let forwarder = forward_signals(pid)?;
     let stop = Stop::new();

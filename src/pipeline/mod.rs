@@ -8,6 +8,7 @@
 pub mod control;
 pub mod live;
 pub mod replay;
+pub mod switches;
 pub mod trace;
 
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use crate::ladder::Status;
 use crate::machine::Machine;
 use crate::noise::{self, Judgement, NoiseConfig, Traced};
 use crate::sampler::Hardware;
+use crate::source::switch_ring::SwitchCount;
 
 pub use control::Control;
 
@@ -97,6 +99,21 @@ pub trait TraceSource: Send {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Each traced CPU's switch and migration counts up to `cut_ns`
+    /// (`CLOCK_MONOTONIC`), counted from its own ring; `None` for a CPU
+    /// whose switches cannot be counted as perf counts them.
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
+        let _ = cut_ns;
+        Vec::new()
+    }
+}
+
+/// Switch and migration counts of the watched CPUs without tracepoints.
+pub trait SwitchSource: Send {
+    /// Each CPU's counts up to `cut_ns` (`CLOCK_MONOTONIC`).
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)>;
+    /// Counts these CPUs from now on.
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
 }
 
 /// The engine, the watched CPUs, the thresholds and the tracer: what turns
@@ -115,6 +132,13 @@ pub struct Driver<H: Hardware> {
     /// task (said in the status from then on).
     idle_hidden: bool,
     online: Vec<u32>,
+    /// Lean switch rings, read where the tracer does not count.
+    switches: Option<Box<dyn SwitchSource>>,
+    /// Why the watched CPUs' switches are not counted, when they are not.
+    switches_missing: Option<String>,
+    /// Bumped each time the rings are reopened.
+    ring_epoch: u64,
+    filled: switches::Filled,
 }
 
 /// What one step produced.
@@ -139,6 +163,10 @@ impl<H: Hardware> Driver<H> {
             trace_said: None,
             idle_hidden: false,
             online,
+            switches: None,
+            switches_missing: None,
+            ring_epoch: 0,
+            filled: switches::Filled::default(),
         }
     }
 
@@ -168,12 +196,51 @@ impl<H: Hardware> Driver<H> {
         w.sort_unstable();
         w.dedup();
         self.engine.sampler.set_always(&w);
+        self.engine.sampler.set_hands_off(&w);
         if let Some(t) = &mut self.tracer
             && let Err(why) = t.retarget(&w)
         {
             self.trace_missing = Some(why);
         }
+        if let Some(s) = &mut self.switches
+            && let Err(why) = s.retarget(&w)
+        {
+            self.switches_missing = Some(why);
+        }
+        if w != self.watched {
+            self.ring_epoch += 1;
+        }
         self.watched = w;
+    }
+
+    /// Counts the watched CPUs' switches with these lean rings where the
+    /// tracer does not (`--no-trace`, no tracefs); `missing`: why there are
+    /// none.
+    pub fn set_switches(&mut self, s: Option<Box<dyn SwitchSource>>, missing: Option<String>) {
+        self.switches = s;
+        self.switches_missing = missing;
+        self.ring_epoch += 1;
+        if let Some(s) = &mut self.switches
+            && let Err(why) = s.retarget(&self.watched)
+        {
+            self.switches_missing = Some(why);
+        }
+    }
+
+    /// Where the watched CPUs' switches and migrations are counted from,
+    /// or why they are unknown.
+    pub fn switch_plan(&self) -> Result<&'static str, String> {
+        if self.tracer.as_ref().is_some_and(|t| !t.cpus().is_empty()) {
+            return Ok("the tracer's rings");
+        }
+        if self.switches.is_some() && self.switches_missing.is_none() {
+            return Ok("lean switch rings");
+        }
+        Err(self
+            .switches_missing
+            .clone()
+            .or_else(|| self.trace_missing.clone())
+            .unwrap_or_else(|| "no switch rings".into()))
     }
 
     /// Returns the watched CPUs, sorted.
@@ -221,9 +288,32 @@ impl<H: Hardware> Driver<H> {
     /// Takes a snapshot and, from the second on, returns the judged interval.
     pub fn step(&mut self) -> Step {
         let woke = Instant::now();
-        let iv = self.engine.step();
+        let hands_off = self.engine.sampler.hands_off().to_vec();
+        let (tracer, lean, filled, epoch) = (
+            &mut self.tracer,
+            &mut self.switches,
+            &mut self.filled,
+            self.ring_epoch,
+        );
+        let iv = self.engine.step_with(|snap| {
+            if hands_off.is_empty() {
+                return;
+            }
+            let cut = snap.time.mono_ns;
+            let mut counts = tracer
+                .as_mut()
+                .map_or_else(Vec::new, |t| t.counts_at(cut));
+            if counts.is_empty()
+                && let Some(l) = lean.as_mut()
+            {
+                counts = l.counts_at(cut);
+            }
+            filled.fill(snap, &hands_off, epoch, counts);
+        });
         let trace = self.tracer.as_mut().map(|t| t.drain());
-        let statuses = self.engine.statuses();
+        let mut statuses = self.engine.statuses();
+        let counting = self.engine.sampler.machine.package_leaders();
+        crate::hands_off::describe(&mut statuses, &hands_off, &counting, self.switch_plan());
         let Some(interval) = iv else {
             return Step::Ready(statuses);
         };

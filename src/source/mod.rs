@@ -7,6 +7,7 @@ pub mod hw;
 pub mod live;
 pub mod msr;
 pub mod perf;
+pub mod switch_ring;
 pub mod tracer;
 
 /// Reads at most `cap` bytes of a regular file as text: a FIFO or a device
