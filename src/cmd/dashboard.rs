@@ -103,6 +103,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     }
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
     let tree = crate::cmd::tree_kind(&a.source, &roots);
+    // before any other perf event: installing them is counted too
+    let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
     let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
@@ -121,6 +123,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     );
     driver.set_tracer(t, missing);
     crate::cmd::count_switches(&mut driver, &tree);
+    driver.set_own_ipis(own_ipis);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(a.sample.interval));
     let (tx, rx) = live::channel();
@@ -153,7 +156,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
                 return;
             }
             if let Some(h) = housekeeping(&affinity, w) {
-                let _ = crate::sys::pin_to(&h);
+                // every thread, the sampler's included, before it reads
+                let _ = crate::sys::pin_all(&h);
                 ctl.request_pin(h);
             }
         }),

@@ -74,7 +74,7 @@ pub fn run() -> Result<ExitCode> {
         Some(Command::Completions { shell }) => help::completions(shell).map(ok),
         None => {
             if let Some(cpu) = cli.live.watch.pin {
-                crate::sys::pin_to(&[cpu])
+                crate::sys::pin_all(&[cpu])
                     .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
             }
             if cli.live.batch {
@@ -217,6 +217,25 @@ pub fn tracer_for(
     }
 }
 
+/// The kernel's counters of the IPIs noisetop sends to watched CPUs, on a
+/// live tree with tracefs; opened first, so that setup counts too.
+pub fn own_ipis(
+    tree: &Tree,
+    roots: &Roots,
+    watched: &[u32],
+) -> Result<crate::source::ipi_count::SelfIpis, String> {
+    if *tree != Tree::Live {
+        return Err("the tree is not this machine's live kernel".into());
+    }
+    let tracefs = crate::source::tracer::find_tracefs(&roots.sysfs).ok_or_else(|| {
+        format!(
+            "tracefs is not mounted at {}/kernel/tracing",
+            roots.sysfs.display()
+        )
+    })?;
+    crate::source::ipi_count::SelfIpis::open(&tracefs, watched)
+}
+
 /// Counts the watched CPUs' switches with lean rings when no tracer does
 /// (`--no-trace`, tracefs missing), on a live tree only.
 pub fn count_switches<H: Hardware>(driver: &mut crate::pipeline::Driver<H>, tree: &Tree) {
@@ -262,15 +281,16 @@ pub fn housekeeping(affinity: &[u32], watched: &[u32]) -> Option<Vec<u32>> {
     (!rest.is_empty()).then_some(rest)
 }
 
-/// Moves noisetop (every thread started after this) off the watched CPUs,
-/// unless `--pin` placed it already; returns the affinity it had.
+/// Moves noisetop (every thread, and those started after this) off the
+/// watched CPUs, unless `--pin` placed it already; returns the affinity it
+/// had.
 pub fn keep_off(watched: &[u32], pinned: bool) -> Result<Vec<u32>> {
     let mine = crate::sys::affinity().context("cannot read noisetop's CPU affinity")?;
     if !pinned
         && !watched.is_empty()
         && let Some(h) = housekeeping(&mine, watched)
     {
-        crate::sys::pin_to(&h).context("cannot move noisetop off the watched CPUs")?;
+        crate::sys::pin_all(&h).context("cannot move noisetop off the watched CPUs")?;
     }
     Ok(mine)
 }

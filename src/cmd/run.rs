@@ -38,6 +38,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     let config = crate::cmd::load_config(a.config.as_deref())?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.interval, &cpus)?;
+    // before any other perf event: installing them is counted too
+    let own_ipis = crate::cmd::own_ipis(&crate::cmd::Tree::Live, &roots, &cpus);
     let hw = LiveHw::open(&machine.hw_targets(), &roots, LiveOptions::default());
     let engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     let mut driver = Driver::new(engine).with_config(config).watching(&cpus);
@@ -63,6 +65,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     );
     driver.set_tracer(t, missing);
     crate::cmd::count_switches(&mut driver, &crate::cmd::Tree::Live);
+    driver.set_own_ipis(own_ipis);
 
     let forwarder = forward_signals(pid)?;
     let stop = Stop::new();
@@ -74,11 +77,13 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut acc = Accumulator::new(&cpus);
     let mut sinks = sinks;
     let mut migrations: Option<u64> = None;
+    let mut own_ipis = Err("no interval was taken".to_string());
     let status = std::thread::scope(|sc| -> Result<std::process::ExitStatus> {
         let sampler = sc.spawn(|| {
             let mut out = |m: Msg| {
                 if let Msg::Sample(s) = m {
                     acc.add(&s);
+                    own_ipis.clone_from(&s.own_ipis);
                     // read while it runs: once reaped, its counts are gone
                     if let Some(n) = task_migrations(pid) {
                         migrations = Some(migrations.map_or(n, |m| m.max(n)));
@@ -96,10 +101,11 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     forwarder.close();
     // the last, partial interval: from the last sample to the command's
     // end; a few milliseconds give rates no threshold can judge
-    if let Step::Sample(s) = driver.step()
-        && s.interval.dt_s >= 0.1
-    {
-        acc.add(&s);
+    if let Step::Sample(s) = driver.step() {
+        own_ipis.clone_from(&s.own_ipis);
+        if s.interval.dt_s >= 0.1 {
+            acc.add(&s);
+        }
     }
     let facts = RunFacts {
         command: a
@@ -115,6 +121,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         command_switches: crate::sys::children_switches(),
         command_migrations: migrations,
         trace_missing: driver.trace_missing().map(str::to_string),
+        own_ipis: own_ipis.as_ref().ok().cloned(),
+        own_ipis_missing: own_ipis.err(),
     };
     let rep = acc.report(facts);
     let text = if a.json {

@@ -47,6 +47,36 @@ pub struct Sample {
     /// What the other sinks said (a recorder's file and size, a write
     /// error), for the screen to show.
     pub notes: Vec<String>,
+    /// The IPIs noisetop itself sent to the watched CPUs, counted by the
+    /// kernel's ipi tracepoints, or why they are not counted.
+    pub own_ipis: Result<OwnIpis, String>,
+}
+
+/// The IPIs noisetop sent to watched CPUs (`source::ipi_count`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OwnIpis {
+    /// The CPUs counted (the watched ones).
+    pub cpus: Vec<u32>,
+    /// Sent before the first snapshot: installing perf events on them.
+    pub setup: u64,
+    /// Sent since the first snapshot: the hands-off promise is 0.
+    pub since_first: u64,
+}
+
+impl OwnIpis {
+    /// One line for the footer and the batch report.
+    pub fn text(r: &Result<OwnIpis, String>) -> String {
+        match r {
+            Ok(o) if o.cpus.is_empty() => "IPIs to watched CPUs: none watched".into(),
+            Ok(o) => format!(
+                "IPIs to watched CPU {}: {} since the first sample ({} at setup)",
+                crate::collect::cpulist::format(&o.cpus),
+                o.since_first,
+                o.setup
+            ),
+            Err(why) => format!("IPIs to watched CPUs: unknown: {why}"),
+        }
+    }
 }
 
 /// What a loop tells the one consumer that owns the samples.
@@ -139,6 +169,12 @@ pub struct Driver<H: Hardware> {
     /// Bumped each time the rings are reopened.
     ring_epoch: u64,
     filled: switches::Filled,
+    /// The kernel's count of IPIs noisetop sends to the watched CPUs.
+    own_ipis: Result<crate::source::ipi_count::SelfIpis, String>,
+    /// Their count at the first snapshot: setup.
+    ipis_at_first: Option<u64>,
+    /// What the last sample said of them, to say it again only on a change.
+    ipis_said: Option<String>,
 }
 
 /// What one step produced.
@@ -167,6 +203,9 @@ impl<H: Hardware> Driver<H> {
             switches_missing: None,
             ring_epoch: 0,
             filled: switches::Filled::default(),
+            own_ipis: Err("not counted (no live kernel)".into()),
+            ipis_at_first: None,
+            ipis_said: None,
         }
     }
 
@@ -207,10 +246,42 @@ impl<H: Hardware> Driver<H> {
         {
             self.switches_missing = Some(why);
         }
+        if let Ok(c) = &mut self.own_ipis
+            && let Err(why) = c.retarget(&w)
+        {
+            self.own_ipis = Err(why);
+        }
         if w != self.watched {
             self.ring_epoch += 1;
         }
         self.watched = w;
+    }
+
+    /// Counts the IPIs noisetop sends to the watched CPUs with these
+    /// counters (open them before any other perf event, so that setup
+    /// counts too), or says why not.
+    pub fn set_own_ipis(&mut self, c: Result<crate::source::ipi_count::SelfIpis, String>) {
+        self.own_ipis = c;
+        let w = self.watched.clone();
+        if let Ok(c) = &mut self.own_ipis
+            && let Err(why) = c.retarget(&w)
+        {
+            self.own_ipis = Err(why);
+        }
+    }
+
+    fn read_own_ipis(&mut self) -> Result<OwnIpis, String> {
+        let c = self.own_ipis.as_mut().map_err(|e| e.clone())?;
+        let n = c
+            .read()
+            .ok_or_else(|| "an ipi counter could not be read".to_string())?
+            .total();
+        let setup = *self.ipis_at_first.get_or_insert(n);
+        Ok(OwnIpis {
+            cpus: c.cpus().to_vec(),
+            setup,
+            since_first: n - setup,
+        })
     }
 
     /// Counts the watched CPUs' switches with these lean rings where the
@@ -310,6 +381,7 @@ impl<H: Hardware> Driver<H> {
             }
             filled.fill(snap, &hands_off, epoch, counts);
         });
+        let own_ipis = self.read_own_ipis();
         let trace = self.tracer.as_mut().map(|t| t.drain());
         let mut statuses = self.engine.statuses();
         let counting = self.engine.sampler.machine.package_leaders();
@@ -337,6 +409,11 @@ impl<H: Hardware> Driver<H> {
             notes.push(said.clone());
             self.trace_said = Some(said);
         }
+        let said = OwnIpis::text(&own_ipis);
+        if self.ipis_said.as_ref() != Some(&said) {
+            notes.push(said.clone());
+            self.ipis_said = Some(said);
+        }
         if let Some(t) = trace.as_ref().filter(|t| t.lost > 0) {
             notes.push(format!(
                 "who ran: the kernel dropped {} trace records (ring full): figures are low",
@@ -354,6 +431,7 @@ impl<H: Hardware> Driver<H> {
             took: woke.elapsed(),
             position: None,
             notes,
+            own_ipis,
         }))
     }
 }

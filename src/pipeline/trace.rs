@@ -135,7 +135,12 @@ fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
         if p <= 1 {
             return false;
         }
-        let Ok(stat) = crate::source::read_small(&proc.join(format!("{p}/stat")), 4096) else {
+        // the thread's own stat: a process-wide /proc/PID/stat sums its
+        // threads' run time with task_sched_runtime(), which updates the
+        // clock of a thread running on another CPU under that CPU's run
+        // queue lock and may send it a reschedule IPI (seen on 6.18)
+        let Ok(stat) = crate::source::read_small(&proc.join(format!("{p}/task/{p}/stat")), 4096)
+        else {
             return false;
         };
         // the fields after the parenthesised comm: state, then ppid
@@ -153,7 +158,9 @@ fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
 
 /// Whether a thread is bound to its CPU for good (a per-CPU kernel thread).
 fn bound(proc: &Path, tid: u32) -> bool {
-    let Ok(stat) = crate::source::read_small(&proc.join(format!("{tid}/stat")), 4096) else {
+    // the thread's own stat, not the process's (see `descends_from`)
+    let Ok(stat) = crate::source::read_small(&proc.join(format!("{tid}/task/{tid}/stat")), 4096)
+    else {
         return false;
     };
     // the fields after the parenthesised comm: state is the 3rd, flags the 9th

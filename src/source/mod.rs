@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod fs;
 pub mod hw;
+pub mod ipi_count;
 pub mod live;
 pub mod msr;
 pub mod perf;

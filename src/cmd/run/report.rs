@@ -31,6 +31,10 @@ pub struct RunFacts {
     pub command_migrations: Option<u64>,
     /// Why nothing was traced.
     pub trace_missing: Option<String>,
+    /// The IPIs noisetop sent to the command's CPUs, counted by the kernel.
+    pub own_ipis: Option<crate::pipeline::OwnIpis>,
+    /// Why they were not counted.
+    pub own_ipis_missing: Option<String>,
 }
 
 /// min / median / max of a series.
@@ -520,6 +524,16 @@ impl RunReport {
         if let Some(why) = &f.trace_missing {
             let _ = writeln!(o, "not traced: {why}");
         }
+        let ipis = match (&f.own_ipis, &f.own_ipis_missing) {
+            (Some(i), _) => Ok(i.clone()),
+            (None, Some(why)) => Err(why.clone()),
+            (None, None) => Err("not counted".into()),
+        };
+        let _ = writeln!(
+            o,
+            "noisetop itself: {}",
+            crate::pipeline::OwnIpis::text(&ipis)
+        );
         for c in &self.per_cpu {
             let _ = writeln!(
                 o,
@@ -686,6 +700,7 @@ mod tests {
             took: Duration::ZERO,
             position: None,
             notes: Vec::new(),
+            own_ipis: Err("not counted in this test".into()),
         }
     }
 
@@ -700,6 +715,8 @@ mod tests {
             command_switches: None,
             command_migrations: None,
             trace_missing: None,
+            own_ipis: None,
+            own_ipis_missing: Some("not counted in this test".into()),
         }
     }
 
