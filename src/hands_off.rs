@@ -11,7 +11,10 @@ use crate::snapshot::Rung;
 
 /// The reason a figure of watched CPUs is not read.
 pub fn not_read(cpus: &[u32]) -> String {
-    let (s, list) = (if cpus.len() == 1 { "" } else { "s" }, cpulist::format(cpus));
+    let (s, list) = (
+        if cpus.len() == 1 { "" } else { "s" },
+        cpulist::format(cpus),
+    );
     format!("not read: reading it would interrupt watched CPU{s} {list}")
 }
 
@@ -44,7 +47,10 @@ pub fn describe(
             }
             // scaling_cur_freq: some drivers IPI the CPU for it
             (Metric::Frequency, Some(Rung::Kernel))
-                if st.source.as_deref().is_some_and(|s| s.contains("scaling_cur_freq")) =>
+                if st
+                    .source
+                    .as_deref()
+                    .is_some_and(|s| s.contains("scaling_cur_freq")) =>
             {
                 Some(format!(
                     "watched {cpu} {list}: MHz {}; Busy% from /proc/stat",
@@ -97,7 +103,11 @@ mod tests {
                 Some(Rung::Perf),
                 "perf software context-switches, cpu-migrations",
             ),
-            status(Metric::Frequency, Some(Rung::Perf), "perf msr aperf/mperf/tsc"),
+            status(
+                Metric::Frequency,
+                Some(Rung::Perf),
+                "perf msr aperf/mperf/tsc",
+            ),
             status(Metric::OsCstates, Some(Rung::Kernel), "cpuidle sysfs"),
         ];
         describe(&mut st, &[1], &[0], Ok("the tracer's rings"));
@@ -114,7 +124,12 @@ mod tests {
         );
         assert_eq!(st[2].note, None, "sysfs costs the CPU nothing");
         let mut st = vec![status(Metric::Scheduler, Some(Rung::Perf), "perf")];
-        describe(&mut st, &[1, 2, 3], &[0], Err("perf_event_open: permission denied".into()));
+        describe(
+            &mut st,
+            &[1, 2, 3],
+            &[0],
+            Err("perf_event_open: permission denied".into()),
+        );
         assert_eq!(
             st[0].note.as_deref(),
             Some(

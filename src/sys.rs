@@ -80,8 +80,7 @@ fn pin_thread(tid: libc::pid_t, cpus: &[u32]) -> std::io::Result<()> {
                 libc::CPU_SET(c as usize, &mut set);
             }
         }
-        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
-            != 0
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &raw const set) != 0
         {
             return Err(std::io::Error::last_os_error());
         }

@@ -371,9 +371,7 @@ impl<H: Hardware> Driver<H> {
                 return;
             }
             let cut = snap.time.mono_ns;
-            let mut counts = tracer
-                .as_mut()
-                .map_or_else(Vec::new, |t| t.counts_at(cut));
+            let mut counts = tracer.as_mut().map_or_else(Vec::new, |t| t.counts_at(cut));
             if counts.is_empty()
                 && let Some(l) = lean.as_mut()
             {

@@ -83,8 +83,8 @@ impl Filled {
             };
             now.push(cpu);
             let lost_before = self.lost.insert(cpu, c.lost);
-            let continues = first
-                || (!fresh && self.cpus.contains(&cpu) && lost_before == Some(c.lost));
+            let continues =
+                first || (!fresh && self.cpus.contains(&cpu) && lost_before == Some(c.lost));
             if continues {
                 snap.csw.insert(cpu, c.switches);
                 snap.migrations.insert(cpu, c.migrations);

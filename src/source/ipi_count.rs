@@ -206,6 +206,9 @@ mod tests {
             )),
             "{e}"
         );
-        assert!(e.ends_with("(the ipi tracepoints came with Linux 6.6)"), "{e}");
+        assert!(
+            e.ends_with("(the ipi tracepoints came with Linux 6.6)"),
+            "{e}"
+        );
     }
 }
