@@ -25,7 +25,7 @@ pub fn describe(
     statuses: &mut [Status],
     hands_off: &[u32],
     counting: &[u32],
-    counts: Result<&str, String>,
+    counts: &Result<&str, String>,
 ) {
     if hands_off.is_empty() {
         return;
@@ -34,7 +34,7 @@ pub fn describe(
     let cpu = if hands_off.len() == 1 { "CPU" } else { "CPUs" };
     for st in statuses.iter_mut() {
         let says = match (st.metric, st.rung) {
-            (Metric::Scheduler, _) => Some(match &counts {
+            (Metric::Scheduler, _) => Some(match counts {
                 Ok(from) => format!(
                     "watched {cpu} {list}: counted from {from} (switch-out records, \
                      cpu-migrations samples written by the CPU itself; no IPI)"
@@ -110,7 +110,7 @@ mod tests {
             ),
             status(Metric::OsCstates, Some(Rung::Kernel), "cpuidle sysfs"),
         ];
-        describe(&mut st, &[1], &[0], Ok("the tracer's rings"));
+        describe(&mut st, &[1], &[0], &Ok("the tracer's rings"));
         assert_eq!(
             st[0].note.as_deref(),
             Some(
@@ -128,7 +128,7 @@ mod tests {
             &mut st,
             &[1, 2, 3],
             &[0],
-            Err("perf_event_open: permission denied".into()),
+            &Err("perf_event_open: permission denied".into()),
         );
         assert_eq!(
             st[0].note.as_deref(),
@@ -138,7 +138,7 @@ mod tests {
             )
         );
         let mut st = vec![status(Metric::Scheduler, Some(Rung::Perf), "perf")];
-        describe(&mut st, &[], &[0], Ok("x"));
+        describe(&mut st, &[], &[0], &Ok("x"));
         assert_eq!(st[0].note, None, "nothing watched: nothing to say");
     }
 }

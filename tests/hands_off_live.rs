@@ -19,7 +19,7 @@ mod tmux;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const WATCHED: u32 = 1;
 const BIN: &str = env!("CARGO_BIN_EXE_noisetop");
@@ -104,7 +104,7 @@ fn parse_line(line: &str) -> Option<Ipi> {
 }
 
 /// A tracefs instance of this test recording IPI sends (and, where the
-/// kernel has them, irq_work and local timer entries), removed on drop.
+/// kernel has them, `irq_work` and local timer entries), removed on drop.
 struct IpiTrace {
     dir: PathBuf,
 }
@@ -146,7 +146,7 @@ impl IpiTrace {
         Some(t)
     }
 
-    /// Stops recording and returns the IPIs sent, and the irq_work and
+    /// Stops recording and returns the IPIs sent, and the `irq_work` and
     /// timer entries on the watched CPU as `(time, kind)`.
     fn finish(&self) -> (Vec<Ipi>, Vec<(f64, String)>) {
         write(&self.dir.join("tracing_on"), "0");
@@ -234,8 +234,8 @@ fn check_affinity(pid: u32, mode: &str) {
         let cpus = noisetop::collect::cpulist::parse(list).unwrap();
         assert!(
             !cpus.contains(&WATCHED),
-            "{mode}: thread {:?} of noisetop may run on CPU {WATCHED}: {list}",
-            t.file_name()
+            "{mode}: thread {} of noisetop may run on CPU {WATCHED}: {list}",
+            t.file_name().display()
         );
         seen += 1;
     }
@@ -361,7 +361,7 @@ fn parses_the_kernels_ipi_lines() {
             tgid: 16193,
             tid: 16193,
             comm: "noisetop".into(),
-            time_s: 1208.496918,
+            time_s: 1_208.496_918,
             targets: vec![1],
             callsite: "generic_exec_single+0x36".into(),
             call: true,

@@ -383,7 +383,7 @@ impl<H: Hardware> Driver<H> {
         let trace = self.tracer.as_mut().map(|t| t.drain());
         let mut statuses = self.engine.statuses();
         let counting = self.engine.sampler.machine.package_leaders();
-        crate::hands_off::describe(&mut statuses, &hands_off, &counting, self.switch_plan());
+        crate::hands_off::describe(&mut statuses, &hands_off, &counting, &self.switch_plan());
         let Some(interval) = iv else {
             return Step::Ready(statuses);
         };
