@@ -2,7 +2,9 @@
 //! `run`, the dashboard; traced and `--no-trace`; CPU 1 idle and busy), the
 //! `ipi:ipi_send_cpu` / `ipi:ipi_send_cpumask` tracepoints, recorded in a
 //! tracefs instance of this test, show no IPI sent by any noisetop thread to
-//! CPU 1 between noisetop's first and last sample. Opening and closing its
+//! CPU 1 between noisetop's first and last sample (an IPI sent by a hardirq
+//! or softirq that happened to run on noisetop's time is printed, not
+//! counted against it). Opening and closing its
 //! perf events (before the first sample, after the last) are IPIs too: they
 //! are counted and printed, not asserted. Every thread of noisetop stays
 //! off CPU 1 (`Cpus_allowed_list`), and its own tracer never sees noisetop
@@ -46,6 +48,9 @@ struct Ipi {
     callsite: String,
     /// A function-call IPI (a callback to run there), not a reschedule.
     call: bool,
+    /// Sent from a hardirq or softirq that interrupted the task (the
+    /// flags' third letter: `h`, `s`, `H`), not by the task's own code.
+    in_irq: bool,
 }
 
 /// The CPUs of a cpumask as tracefs prints it: hex words, most significant
@@ -72,7 +77,8 @@ fn parse_line(line: &str) -> Option<Ipi> {
     let (comm, tid) = task.trim().rsplit_once('-')?;
     let (_, rest) = rest.split_once("] ")?;
     let mut words = rest.split_whitespace();
-    let _flags = words.next()?;
+    let flags = words.next()?;
+    let in_irq = matches!(flags.chars().nth(2), Some('h' | 's' | 'H'));
     let time_s: f64 = words.next()?.trim_end_matches(':').parse().ok()?;
     let event = words.next()?.trim_end_matches(':');
     let mut targets = Vec::new();
@@ -100,7 +106,54 @@ fn parse_line(line: &str) -> Option<Ipi> {
         targets,
         callsite,
         call,
+        in_irq,
     })
+}
+
+/// A task woken onto the watched CPU, and by which thread.
+#[derive(Debug, Clone, PartialEq)]
+struct Waking {
+    waker_tid: u32,
+    time_s: f64,
+    comm: String,
+}
+
+/// Parses a `sched_waking` line whose target is the watched CPU:
+/// `noisetop-9488 (9488) [000] d..3. 2198.6: sched_waking: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001`.
+fn parse_waking(line: &str) -> Option<Waking> {
+    let (head, rest) = line.split_once(") [")?;
+    let (task, _) = head.rsplit_once('(')?;
+    let (_, tid) = task.trim().rsplit_once('-')?;
+    let (_, rest) = rest.split_once("] ")?;
+    let mut words = rest.split_whitespace().skip(1);
+    let time_s = words.next()?.trim_end_matches(':').parse().ok()?;
+    if words.next()? != "sched_waking:" {
+        return None;
+    }
+    let mut comm = None;
+    let mut target = None;
+    for w in words {
+        if let Some(c) = w.strip_prefix("comm=") {
+            comm = Some(c.to_string());
+        } else if let Some(t) = w.strip_prefix("target_cpu=") {
+            target = t.parse::<u32>().ok();
+        }
+    }
+    (target? == WATCHED).then_some(Waking {
+        waker_tid: tid.parse().ok()?,
+        time_s,
+        comm: comm?,
+    })
+}
+
+/// The task a reschedule IPI woke: the last wake-up onto the watched CPU by
+/// the same thread just before it.
+fn woken<'a>(ipi: &Ipi, wakings: &'a [Waking]) -> Option<&'a Waking> {
+    wakings
+        .iter()
+        .filter(|w| w.waker_tid == ipi.tid && w.time_s <= ipi.time_s)
+        .filter(|w| ipi.time_s - w.time_s < 0.001)
+        .last()
 }
 
 /// A tracefs instance of this test recording IPI sends (and, where the
@@ -132,6 +185,7 @@ impl IpiTrace {
         write(&t.dir.join("options/record-tgid"), "1");
         write(&t.dir.join("buffer_size_kb"), "8192");
         for ev in [
+            "sched/sched_waking",
             "ipi/ipi_send_cpu",
             "ipi/ipi_send_cpumask",
             "irq_vectors/irq_work_entry",
@@ -146,9 +200,10 @@ impl IpiTrace {
         Some(t)
     }
 
-    /// Stops recording and returns the IPIs sent, and the `irq_work` and
-    /// timer entries on the watched CPU as `(time, kind)`.
-    fn finish(&self) -> (Vec<Ipi>, Vec<(f64, String)>) {
+    /// Stops recording and returns the IPIs sent, the wake-ups onto the
+    /// watched CPU, and the `irq_work` and timer entries on the watched CPU
+    /// as `(time, kind)`.
+    fn finish(&self) -> (Vec<Ipi>, Vec<Waking>, Vec<(f64, String)>) {
         write(&self.dir.join("tracing_on"), "0");
         let text = std::fs::read_to_string(self.dir.join("trace")).unwrap();
         assert!(
@@ -169,7 +224,11 @@ impl IpiTrace {
                 }
             }
         }
-        (text.lines().filter_map(parse_line).collect(), entries)
+        (
+            text.lines().filter_map(parse_line).collect(),
+            text.lines().filter_map(parse_waking).collect(),
+            entries,
+        )
     }
 }
 
@@ -365,13 +424,49 @@ fn parses_the_kernels_ipi_lines() {
             targets: vec![1],
             callsite: "generic_exec_single+0x36".into(),
             call: true,
+            in_irq: false,
         })
     );
     let l = "   kworker/u8:2-3-77      (     77) [001] d..1. 55.000001: ipi_send_cpumask: cpumask=00000000,00000006 callsite=on_each_cpu_cond_mask+0x20 callback=0x0";
     let ipi = parse_line(l).unwrap();
     assert_eq!(
-        (ipi.comm.as_str(), ipi.tid, ipi.tgid, ipi.targets, ipi.call),
-        ("kworker/u8:2-3", 77, 77, vec![1, 2], false)
+        (
+            ipi.comm.as_str(),
+            ipi.tid,
+            ipi.tgid,
+            ipi.targets,
+            ipi.call,
+            ipi.in_irq
+        ),
+        ("kworker/u8:2-3", 77, 77, vec![1, 2], false, false)
+    );
+    // an RCU softirq that ran on noisetop's time woke a kthread on CPU 1
+    let l = "        noisetop-26310   (  26310) [000] d.s4.  2198.608042: ipi_send_cpu: cpu=1 callsite=wakeup_preempt+0x92/0xa0 callback=0x0";
+    assert!(parse_line(l).unwrap().in_irq);
+    let l = "        noisetop-9488    (   9488) [000] d..3.  2198.604476: sched_waking: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001";
+    let w = parse_waking(l).unwrap();
+    assert_eq!(
+        w,
+        Waking {
+            waker_tid: 9488,
+            time_s: 2198.604476,
+            comm: "kworker/u8:1".into()
+        }
+    );
+    let ipi = Ipi {
+        tgid: 9488,
+        tid: 9488,
+        comm: "noisetop".into(),
+        time_s: 2198.604480,
+        targets: vec![1],
+        callsite: "wakeup_preempt+0x92".into(),
+        call: false,
+        in_irq: false,
+    };
+    assert_eq!(woken(&ipi, std::slice::from_ref(&w)), Some(&w));
+    assert_eq!(
+        parse_waking(&l.replace("target_cpu=001", "target_cpu=000")),
+        None
     );
     assert_eq!(hex_mask("80000000,00000001"), vec![0, 63]);
     assert_eq!(parse_line("# tracer: nop"), None);
@@ -414,7 +509,7 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
     if let Some(w) = dashboard(5) {
         windows.push(w);
     }
-    let (ipis, entries) = trace.finish();
+    let (ipis, wakings, entries) = trace.finish();
     let mut watched_s = 0.0;
     let mut bad = Vec::new();
     for w in &windows {
@@ -422,10 +517,10 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
             .iter()
             .filter(|i| i.tgid == w.pid && i.targets.contains(&WATCHED))
             .collect();
-        let inside: Vec<&&Ipi> = mine
+        let (inside, interrupted): (Vec<&&Ipi>, Vec<&&Ipi>) = mine
             .iter()
             .filter(|i| (w.from_s..=w.to_s).contains(&i.time_s))
-            .collect();
+            .partition(|i| !i.in_irq);
         let work: usize = entries
             .iter()
             .filter(|(t, k)| k == "irq_work_entry" && (w.from_s..=w.to_s).contains(t))
@@ -435,29 +530,33 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
             .filter(|(t, k)| k == "local_timer_entry" && (w.from_s..=w.to_s).contains(t))
             .count();
         eprintln!(
-            "{}: {:.1} s watched: {} IPIs from noisetop to CPU {WATCHED} inside, {} outside \
-             (setup and teardown); CPU {WATCHED} had {work} irq_work and {timers} local timer \
-             entries from anyone",
+            "{}: {:.1} s watched: {} IPIs from noisetop to CPU {WATCHED} inside, {} sent by \
+             interrupts that ran on its time, {} outside (setup and teardown); CPU {WATCHED} \
+             had {work} irq_work and {timers} local timer entries from anyone",
             w.mode,
             w.to_s - w.from_s,
             inside.len(),
-            mine.len() - inside.len(),
+            interrupted.len(),
+            mine.len() - inside.len() - interrupted.len(),
         );
         watched_s += w.to_s - w.from_s;
-        // A function-call IPI (a perf or MSR read, a TLB flush, irq_work)
-        // is noisetop reaching into the CPU: never, in any mode. A
-        // reschedule IPI is the scheduler waking a task there on
-        // noisetop's behalf; with the tracer's /proc look-ups some remain
-        // (printed above), without it none may.
-        let traced = !w.mode.contains("--no-trace");
-        bad.extend(
-            inside
-                .iter()
-                .filter(|i| i.call || !traced)
-                .map(|i| format!("{}: {i:?}", w.mode)),
-        );
-        for i in inside.iter().filter(|i| !i.call && traced) {
-            eprintln!("  reschedule IPI: {}", i.callsite);
+        // Sent by noisetop's own code, function call or reschedule: none.
+        // An interrupt that ran on noisetop's time (an RCU softirq waking
+        // its kthread there) is the machine's, and only printed. So is a
+        // reschedule that woke an unbound kworker there (the terminal's
+        // flush work after the dashboard draws): the kernel may run those
+        // on any CPU of /sys/devices/virtual/workqueue/cpumask, which an
+        // isolated setup narrows to the housekeeping CPUs.
+        for i in &inside {
+            match (i.call, woken(i, &wakings)) {
+                (false, Some(k)) if k.comm.starts_with("kworker/u") => {
+                    eprintln!("  woke unbound {} onto CPU {WATCHED}", k.comm);
+                }
+                (_, k) => bad.push(format!("{}: {i:?}, woke {k:?}", w.mode)),
+            }
+        }
+        for i in &interrupted {
+            eprintln!("  sent by an interrupt on noisetop's time: {}", i.callsite);
         }
     }
     assert!(

@@ -2,7 +2,8 @@
 //! kernel: the `ipi:ipi_send_cpu` and `ipi:ipi_send_cpumask` tracepoints
 //! (Linux 6.6+), one counter each per noisetop thread (threads started
 //! later inherit them), with a tracepoint filter that keeps only IPIs whose
-//! target is a watched CPU. A task-bound counter counts where its thread
+//! target is a watched CPU and that the task's own code sent (not an
+//! interrupt that ran on its time). A task-bound counter counts where its thread
 //! runs, which is never a watched CPU: reading it interrupts nobody there.
 //!
 //! Opened before any other perf event, it also counts the IPIs that
@@ -34,19 +35,31 @@ impl IpiCount {
     }
 }
 
-/// The tracepoint filter that keeps single-target IPIs to `cpus`.
+/// `common_flags` of a record written in a hardirq (0x08), a softirq
+/// (0x10) or an NMI (0x40): an interrupt that ran on noisetop's time (an
+/// RCU softirq waking its kthread on the watched CPU), not noisetop's code.
+pub const IN_INTERRUPT: u32 = 0x58;
+
+/// The tracepoint filter that keeps single-target IPIs to `cpus` sent by
+/// the task itself.
 pub fn cpu_filter(cpus: &[u32]) -> String {
-    cpus.iter()
+    let any = cpus
+        .iter()
         .map(|c| format!("cpu == {c}"))
         .collect::<Vec<_>>()
-        .join(" || ")
+        .join(" || ");
+    format!("({any}) && !(common_flags & {IN_INTERRUPT:#x})")
 }
 
 /// The tracepoint filter that keeps multi-target IPIs whose mask meets
-/// `cpus` (the kernel's cpumask filter syntax, Linux 6.6+).
+/// `cpus` (the kernel's cpumask filter syntax, Linux 6.6+), sent by the
+/// task itself.
 pub fn mask_filter(cpus: &[u32]) -> String {
     let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
-    format!("cpumask & CPUS{{{}}}", list.join(","))
+    format!(
+        "(cpumask & CPUS{{{}}}) && !(common_flags & {IN_INTERRUPT:#x})",
+        list.join(",")
+    )
 }
 
 /// Counters of the IPIs this process sends to some CPUs.
@@ -190,9 +203,15 @@ mod tests {
 
     #[test]
     fn filters_name_each_watched_cpu() {
-        assert_eq!(cpu_filter(&[1]), "cpu == 1");
-        assert_eq!(cpu_filter(&[1, 3]), "cpu == 1 || cpu == 3");
-        assert_eq!(mask_filter(&[1, 3]), "cpumask & CPUS{1,3}");
+        assert_eq!(cpu_filter(&[1]), "(cpu == 1) && !(common_flags & 0x58)");
+        assert_eq!(
+            cpu_filter(&[1, 3]),
+            "(cpu == 1 || cpu == 3) && !(common_flags & 0x58)"
+        );
+        assert_eq!(
+            mask_filter(&[1, 3]),
+            "(cpumask & CPUS{1,3}) && !(common_flags & 0x58)"
+        );
     }
 
     #[test]
