@@ -19,6 +19,12 @@
 //!
 //! Counts are cut at a time the caller gives (the snapshot's clock stamp):
 //! records written up to it count in this snapshot, later ones in the next.
+//! The one boundary difference from a counter read at that instant: perf
+//! bumps `context-switches` on entry to its sched-out hook and stamps the
+//! switch record a moment later (microseconds; more when a VM's vCPU is
+//! held), so a switch that close to the cut counts one interval later here.
+//! Migrations have none (the sample is written in the same call that
+//! counts). Over a run the totals are equal.
 //!
 //! [`SwitchRings`] is the lean form for `--no-trace` (and for machines
 //! without tracefs): per CPU one ring led by a `dummy` software event that
