@@ -118,8 +118,9 @@ struct Waking {
     comm: String,
 }
 
-/// Parses a `sched_waking` line whose target is the watched CPU:
-/// `noisetop-9488 (9488) [000] d..3. 2198.6: sched_waking: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001`.
+/// Parses a `sched_wakeup` line whose target is the watched CPU (the CPU
+/// the task was put on; `sched_waking` names the one it last ran on):
+/// `noisetop-9488 (9488) [000] d..3. 2198.6: sched_wakeup: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001`.
 fn parse_waking(line: &str) -> Option<Waking> {
     let (head, rest) = line.split_once(") [")?;
     let (task, _) = head.rsplit_once('(')?;
@@ -127,7 +128,7 @@ fn parse_waking(line: &str) -> Option<Waking> {
     let (_, rest) = rest.split_once("] ")?;
     let mut words = rest.split_whitespace().skip(1);
     let time_s = words.next()?.trim_end_matches(':').parse().ok()?;
-    if words.next()? != "sched_waking:" {
+    if words.next()? != "sched_wakeup:" {
         return None;
     }
     let mut comm = None;
@@ -146,14 +147,17 @@ fn parse_waking(line: &str) -> Option<Waking> {
     })
 }
 
-/// The task a reschedule IPI woke: the last wake-up onto the watched CPU by
-/// the same thread just before it.
+/// The task a reschedule IPI woke: the wake-up onto the watched CPU by the
+/// same thread nearest to it (the kernel traces it just after the IPI).
 fn woken<'a>(ipi: &Ipi, wakings: &'a [Waking]) -> Option<&'a Waking> {
     wakings
         .iter()
-        .filter(|w| w.waker_tid == ipi.tid && w.time_s <= ipi.time_s)
-        .filter(|w| ipi.time_s - w.time_s < 0.001)
-        .last()
+        .filter(|w| w.waker_tid == ipi.tid && (w.time_s - ipi.time_s).abs() < 0.001)
+        .min_by(|a, b| {
+            (a.time_s - ipi.time_s)
+                .abs()
+                .total_cmp(&(b.time_s - ipi.time_s).abs())
+        })
 }
 
 /// A tracefs instance of this test recording IPI sends (and, where the
@@ -183,17 +187,25 @@ impl IpiTrace {
         let t = IpiTrace { dir };
         write(&t.dir.join("trace_clock"), "mono");
         write(&t.dir.join("options/record-tgid"), "1");
-        write(&t.dir.join("buffer_size_kb"), "8192");
-        for ev in [
-            "sched/sched_waking",
-            "ipi/ipi_send_cpu",
-            "ipi/ipi_send_cpumask",
-            "irq_vectors/irq_work_entry",
-            "irq_vectors/local_timer_entry",
+        write(&t.dir.join("buffer_size_kb"), "16384");
+        // only what concerns the watched CPU, so that 35 s of a busy
+        // machine fit the buffer: IPI sends are recorded on the sender's
+        // CPU and filtered when read
+        let only = format!("CPU == {WATCHED}");
+        let woken = format!("target_cpu == {WATCHED}");
+        for (ev, filter) in [
+            ("sched/sched_wakeup", Some(woken.as_str())),
+            ("ipi/ipi_send_cpu", None),
+            ("ipi/ipi_send_cpumask", None),
+            ("irq_vectors/irq_work_entry", Some(only.as_str())),
+            ("irq_vectors/local_timer_entry", Some(only.as_str())),
         ] {
-            let e = t.dir.join("events").join(ev).join("enable");
-            if e.exists() {
-                write(&e, "1");
+            let dir = t.dir.join("events").join(ev);
+            if dir.join("enable").exists() {
+                if let Some(f) = filter {
+                    write(&dir.join("filter"), f);
+                }
+                write(&dir.join("enable"), "1");
             }
         }
         write(&t.dir.join("tracing_on"), "1");
@@ -313,7 +325,7 @@ fn batch(mode: &'static str, extra: &[&str], count: u32) -> Window {
         .unwrap();
     let pid = child.id();
     let out = BufReader::new(child.stdout.take().unwrap());
-    let (mut first, mut last) = (None, 0.0);
+    let (mut first, mut seen) = (None, Vec::new());
     let mut text = String::new();
     for line in out.lines() {
         let line = line.unwrap();
@@ -323,7 +335,7 @@ fn batch(mode: &'static str, extra: &[&str], count: u32) -> Window {
                 check_affinity(pid, mode);
             }
             first.get_or_insert(now);
-            last = now;
+            seen.push(now);
         }
         text.push_str(&line);
         text.push('\n');
@@ -338,11 +350,14 @@ fn batch(mode: &'static str, extra: &[&str], count: u32) -> Window {
         text.contains("# IPIs to watched CPU 1: "),
         "{mode}: noisetop says what it sent:\n{text}"
     );
+    // up to the next-to-last interval read: the last may be read late,
+    // when noisetop already closes its events (a second later at least)
+    assert!(seen.len() >= 3, "{mode}: intervals printed: {}", seen.len());
     Window {
         mode,
         pid,
         from_s: first.expect("an interval printed"),
-        to_s: last,
+        to_s: seen[seen.len() - 2],
     }
 }
 
@@ -443,13 +458,13 @@ fn parses_the_kernels_ipi_lines() {
     // an RCU softirq that ran on noisetop's time woke a kthread on CPU 1
     let l = "        noisetop-26310   (  26310) [000] d.s4.  2198.608042: ipi_send_cpu: cpu=1 callsite=wakeup_preempt+0x92/0xa0 callback=0x0";
     assert!(parse_line(l).unwrap().in_irq);
-    let l = "        noisetop-9488    (   9488) [000] d..3.  2198.604476: sched_waking: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001";
+    let l = "        noisetop-9488    (   9488) [000] d..3.  2198.604476: sched_wakeup: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001";
     let w = parse_waking(l).unwrap();
     assert_eq!(
         w,
         Waking {
             waker_tid: 9488,
-            time_s: 2198.604476,
+            time_s: 2_198.604_476,
             comm: "kworker/u8:1".into()
         }
     );
@@ -457,7 +472,7 @@ fn parses_the_kernels_ipi_lines() {
         tgid: 9488,
         tid: 9488,
         comm: "noisetop".into(),
-        time_s: 2198.604480,
+        time_s: 2_198.604_48,
         targets: vec![1],
         callsite: "wakeup_preempt+0x92".into(),
         call: false,
@@ -492,10 +507,10 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
         return;
     };
     let mut windows = Vec::new();
-    windows.push(batch("batch, traced, CPU 1 idle", &[], 6));
+    windows.push(batch("batch, traced, CPU 1 idle", &[], 7));
     {
         let _busy = Busy::start();
-        windows.push(batch("batch, --no-trace, CPU 1 busy", &["--no-trace"], 6));
+        windows.push(batch("batch, --no-trace, CPU 1 busy", &["--no-trace"], 7));
     }
     let busy = "sleep 1; end=$(($(date +%s) + 5)); while [ $(date +%s) -lt $end ]; do :; done";
     windows.push(run("run, traced, CPU 1 busy", &[], busy, 2.0, 5.0));
