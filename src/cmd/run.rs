@@ -77,7 +77,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut acc = Accumulator::new(&cpus);
     let mut sinks = sinks;
     let mut migrations: Option<u64> = None;
-    let mut own_ipis = Err("no interval was taken".to_string());
+    let mut own_ipis = Some(Err("no interval was taken".to_string()));
     let status = std::thread::scope(|sc| -> Result<std::process::ExitStatus> {
         let sampler = sc.spawn(|| {
             let mut out = |m: Msg| {
@@ -121,8 +121,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         command_switches: crate::sys::children_switches(),
         command_migrations: migrations,
         trace_missing: driver.trace_missing().map(str::to_string),
-        own_ipis: own_ipis.as_ref().ok().cloned(),
-        own_ipis_missing: own_ipis.err(),
+        own_ipis: own_ipis.clone().and_then(Result::ok),
+        own_ipis_missing: own_ipis.and_then(Result::err),
     };
     let rep = acc.report(facts);
     let text = if a.json {

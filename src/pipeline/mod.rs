@@ -48,8 +48,9 @@ pub struct Sample {
     /// error), for the screen to show.
     pub notes: Vec<String>,
     /// The IPIs noisetop itself sent to the watched CPUs, counted by the
-    /// kernel's ipi tracepoints, or why they are not counted.
-    pub own_ipis: Result<OwnIpis, String>,
+    /// kernel's ipi tracepoints, or why they are not counted; `None` where
+    /// there is no live kernel to count them (a replay).
+    pub own_ipis: Option<Result<OwnIpis, String>>,
 }
 
 /// The IPIs noisetop sent to watched CPUs (`source::ipi_count`).
@@ -170,7 +171,7 @@ pub struct Driver<H: Hardware> {
     ring_epoch: u64,
     filled: switches::Filled,
     /// The kernel's count of IPIs noisetop sends to the watched CPUs.
-    own_ipis: Result<crate::source::ipi_count::SelfIpis, String>,
+    own_ipis: Option<Result<crate::source::ipi_count::SelfIpis, String>>,
     /// Their count at the first snapshot: setup.
     ipis_at_first: Option<u64>,
     /// What the last sample said of them, to say it again only on a change.
@@ -203,7 +204,7 @@ impl<H: Hardware> Driver<H> {
             switches_missing: None,
             ring_epoch: 0,
             filled: switches::Filled::default(),
-            own_ipis: Err("not counted (no live kernel)".into()),
+            own_ipis: None,
             ipis_at_first: None,
             ipis_said: None,
         }
@@ -246,10 +247,10 @@ impl<H: Hardware> Driver<H> {
         {
             self.switches_missing = Some(why);
         }
-        if let Ok(c) = &mut self.own_ipis
+        if let Some(Ok(c)) = &mut self.own_ipis
             && let Err(why) = c.retarget(&w)
         {
-            self.own_ipis = Err(why);
+            self.own_ipis = Some(Err(why));
         }
         if w != self.watched {
             self.ring_epoch += 1;
@@ -261,22 +262,32 @@ impl<H: Hardware> Driver<H> {
     /// counters (open them before any other perf event, so that setup
     /// counts too), or says why not.
     pub fn set_own_ipis(&mut self, c: Result<crate::source::ipi_count::SelfIpis, String>) {
-        self.own_ipis = c;
+        self.own_ipis = Some(c);
         let w = self.watched.clone();
-        if let Ok(c) = &mut self.own_ipis
+        if let Some(Ok(c)) = &mut self.own_ipis
             && let Err(why) = c.retarget(&w)
         {
-            self.own_ipis = Err(why);
+            self.own_ipis = Some(Err(why));
         }
     }
 
-    fn read_own_ipis(&mut self) -> Result<OwnIpis, String> {
-        let c = self.own_ipis.as_mut().map_err(|e| e.clone())?;
+    fn read_own_ipis(&mut self) -> Option<Result<OwnIpis, String>> {
+        let c = match self.own_ipis.as_mut()? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e.clone())),
+        };
+        Some(Self::count_ipis(c, &mut self.ipis_at_first))
+    }
+
+    fn count_ipis(
+        c: &mut crate::source::ipi_count::SelfIpis,
+        at_first: &mut Option<u64>,
+    ) -> Result<OwnIpis, String> {
         let n = c
             .read()
             .ok_or_else(|| "an ipi counter could not be read".to_string())?
             .total();
-        let setup = *self.ipis_at_first.get_or_insert(n);
+        let setup = *at_first.get_or_insert(n);
         Ok(OwnIpis {
             cpus: c.cpus().to_vec(),
             setup,
@@ -407,10 +418,12 @@ impl<H: Hardware> Driver<H> {
             notes.push(said.clone());
             self.trace_said = Some(said);
         }
-        let said = OwnIpis::text(&own_ipis);
-        if self.ipis_said.as_ref() != Some(&said) {
-            notes.push(said.clone());
-            self.ipis_said = Some(said);
+        if let Some(ipis) = &own_ipis {
+            let said = OwnIpis::text(ipis);
+            if self.ipis_said.as_ref() != Some(&said) {
+                notes.push(said.clone());
+                self.ipis_said = Some(said);
+            }
         }
         if let Some(t) = trace.as_ref().filter(|t| t.lost > 0) {
             notes.push(format!(

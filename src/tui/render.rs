@@ -179,9 +179,9 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
     let rec = s.notes.iter().find(|n| n.starts_with("rec "));
     // the IPIs it sent to watched CPUs, counted by the kernel (0 is the promise)
     let ipis = match (s.own_ipis, s.watched.is_empty()) {
-        (_, true) => String::new(),
-        (Some(n), false) => format!(", {n} IPI to watched"),
-        (None, false) => format!(", {} IPI to watched", fmt::UNKNOWN),
+        (None, _) | (_, true) => String::new(),
+        (Some(Some(n)), false) => format!(", {n} IPI to watched"),
+        (Some(None), false) => format!(", {} IPI to watched", fmt::UNKNOWN),
     };
     let right = match (area.width < COMPACT_BELOW, rec) {
         (true, _) => format!("freq {rung} "),
