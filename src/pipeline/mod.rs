@@ -418,7 +418,8 @@ impl<H: Hardware> Driver<H> {
             notes.push(said.clone());
             self.trace_said = Some(said);
         }
-        if let Some(ipis) = &own_ipis {
+        // said only while CPUs are watched: the claim is about them
+        if let Some(ipis) = own_ipis.as_ref().filter(|_| !self.watched.is_empty()) {
             let said = OwnIpis::text(ipis);
             if self.ipis_said.as_ref() != Some(&said) {
                 notes.push(said.clone());
