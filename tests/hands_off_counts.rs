@@ -70,7 +70,7 @@ fn check(mut d: Driver<LiveHw>, how: &str) {
         // a switch is counted a moment before perf writes its record: the
         // snapshot is taken a while after the peer's read, so that every
         // switch the peer counted before it has its record written by then
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(20));
         let step = d.step();
         let after = peer(&mut p);
         let snap = d.engine.last().expect("a snapshot");
