@@ -88,6 +88,41 @@ fn pin_thread(tid: libc::pid_t, cpus: &[u32]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Starts `cmd` restricted to `cpus`: the child sets its own affinity
+/// between fork and exec, so the caller never runs on those CPUs (a process
+/// that ran on a CPU keeps it in its memory map's CPU mask for a while, and
+/// its TLB flushes IPI that CPU).
+pub fn spawn_pinned(
+    cmd: &mut std::process::Command,
+    cpus: &[u32],
+) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        for &c in cpus {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+        }
+        set
+    };
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call on data copied before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
+                != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
 /// Returns the CPUs the calling process may run on.
 pub fn affinity() -> std::io::Result<Vec<u32>> {
     // SAFETY: set is written by the kernel; CPU_ISSET only reads inside it.

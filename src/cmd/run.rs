@@ -44,15 +44,15 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     let mut driver = Driver::new(engine).with_config(config).watching(&cpus);
 
-    // the command inherits the affinity of the thread that starts it:
-    // pin this one to CMD's CPUs, start CMD, then move noisetop off them
-    crate::sys::pin_to(&cpus).context("cannot pin the command to --cpus")?;
-    let program = &a.command[0];
-    let spawned = std::process::Command::new(program)
-        .args(&a.command[1..])
-        .spawn();
+    // noisetop moves off the command's CPUs first and never runs there: the
+    // command sets its own affinity between fork and exec
     let back = crate::cmd::housekeeping(&mine, &cpus).unwrap_or_else(|| mine.clone());
-    crate::sys::pin_to(&back).context("cannot move noisetop off the command's CPUs")?;
+    crate::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
+    let program = &a.command[0];
+    let spawned = crate::sys::spawn_pinned(
+        std::process::Command::new(program).args(&a.command[1..]),
+        &cpus,
+    );
     let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     let pid = child.id();
     let started = std::time::Instant::now();
