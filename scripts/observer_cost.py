@@ -6,7 +6,13 @@ over SECONDS with noisetop not running, then again with noisetop running
 (pinned elsewhere, watching that CPU), and prints both and the difference.
 It also reports noisetop's own CPU time from /proc/PID/stat.
 
-usage: scripts/observer_cost.py [--cpu 1] [--pin 0] [--seconds 60] [--interval 1s] [--bin target/release/noisetop] [-- extra noisetop args]
+usage: scripts/observer_cost.py [--cpu 1] [--pin 0] [--seconds 60] [--interval 1s] [--bin target/release/noisetop] [--exact] [-- extra noisetop args]
+
+--exact also counts, from the kernel's ipi:ipi_send_cpu / ipi:ipi_send_cpumask
+tracepoints (a tracefs instance of its own, root, Linux 6.6+), every IPI a
+noisetop thread sends to the watched CPU during the measured window, by
+kind: a function call (callback set: a perf or MSR read, a TLB flush,
+irq_work) or a reschedule (a task woken there on noisetop's behalf).
 Context switches per CPU come from the scheduler's debug file
 (/sys/kernel/debug/sched/debug, root with debugfs mounted); without it only
 interrupts are compared.
@@ -80,6 +86,55 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+class IpiTrace:
+    """A tracefs instance recording IPI sends, sender's tgid included."""
+
+    def __init__(self):
+        root = "/sys/kernel/tracing"
+        if not os.path.isdir(root + "/events"):
+            subprocess.run(["mount", "-t", "tracefs", "nodev", root], check=False)
+        if not os.path.isdir(root + "/events/ipi/ipi_send_cpu"):
+            raise SystemExit("--exact: no ipi:ipi_send_cpu tracepoint (Linux 6.6+, tracefs, root)")
+        self.dir = f"{root}/instances/observer-cost-{os.getpid()}"
+        os.mkdir(self.dir)
+        for f, v in (("trace_clock", "mono"), ("options/record-tgid", "1"), ("buffer_size_kb", "8192"),
+                     ("events/ipi/ipi_send_cpu/enable", "1"), ("events/ipi/ipi_send_cpumask/enable", "1")):
+            with open(f"{self.dir}/{f}", "w") as fh:
+                fh.write(v)
+
+    def on(self, v):
+        with open(f"{self.dir}/tracing_on", "w") as fh:
+            fh.write("1" if v else "0")
+
+    def sends(self, tgid, cpu):
+        """(callsite, is_call) of each IPI that process `tgid` sent to `cpu`."""
+        out = []
+        with open(f"{self.dir}/trace") as fh:
+            for line in fh:
+                if line.startswith("#") or ") [" not in line:
+                    continue
+                head, rest = line.split(") [", 1)
+                if int(head.rsplit("(", 1)[1]) != tgid:
+                    continue
+                f = dict(w.split("=", 1) for w in rest.split() if "=" in w)
+                if "cpu" in f:
+                    targets = {int(f["cpu"])}
+                elif "cpumask" in f:
+                    bits = int(f["cpumask"].replace(",", ""), 16)
+                    targets = {i for i in range(bits.bit_length()) if bits >> i & 1}
+                else:
+                    continue
+                if cpu in targets:
+                    out.append((f.get("callsite", "?"), f.get("callback", "0x0") not in ("0x0", "0")))
+        return out
+
+    def close(self):
+        self.on(False)
+        with open(f"{self.dir}/events/enable", "w") as fh:
+            fh.write("0")
+        os.rmdir(self.dir)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cpu", type=int, default=1)
@@ -89,6 +144,8 @@ def main():
     ap.add_argument("--bin", default="target/release/noisetop")
     ap.add_argument("--pingpong", action="store_true",
                     help="two processes on the watched CPU wake each other through pipes (thousands of context switches a second) in both windows")
+    ap.add_argument("--exact", action="store_true",
+                    help="count the IPIs noisetop sends to the watched CPU from the ipi tracepoints")
     ap.add_argument("extra", nargs="*")
     a = ap.parse_args()
     load = pingpong(a.cpu) if a.pingpong else []
@@ -96,11 +153,16 @@ def main():
     cmd = [a.bin, "--batch", "--interval", a.interval, "--pin", str(a.pin), "--watch", str(a.cpu)] + a.extra
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(2)  # let it start and take its first snapshot
+    tr = IpiTrace() if a.exact else None
+    if tr:
+        tr.on(True)
     t0 = cpu_seconds(p.pid)
     w0 = time.time()
     withn = window(a.cpu, a.seconds)
     used = cpu_seconds(p.pid) - t0
     wall = time.time() - w0
+    if tr:
+        tr.on(False)
     p.terminate()
     p.wait()
     for q in load:
@@ -115,6 +177,14 @@ def main():
         else:
             print(f"{k:>12} {x:10.2f} {y:10.2f} {y - x:+10.2f}")
     print(f"noisetop CPU time: {used:.2f} s over {wall:.0f} s = {100 * used / wall:.3f} % of one CPU")
+    if tr:
+        sent = tr.sends(p.pid, a.cpu)
+        tr.close()
+        calls = [c for c, call in sent if call]
+        print(f"IPIs noisetop sent to CPU {a.cpu} (ipi tracepoints, exact): {len(sent)} "
+              f"({len(calls)} function calls, {len(sent) - len(calls)} reschedules)")
+        for site in sorted(set(c for c, _ in sent)):
+            print(f"  {site}: {sum(1 for c, _ in sent if c == site)}")
 
 
 if __name__ == "__main__":

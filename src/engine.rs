@@ -125,7 +125,15 @@ impl<H: Hardware> Engine<H> {
 
     /// Takes a snapshot; returns the interval since the previous one, if any.
     pub fn step(&mut self) -> Option<Interval> {
-        let cur = self.sampler.sample();
+        self.step_with(|_| {})
+    }
+
+    /// Takes a snapshot, lets `fill` add what is counted outside the
+    /// sampler (a watched CPU's switches, from its own ring, up to the
+    /// snapshot's stamp), and returns the interval since the previous one.
+    pub fn step_with(&mut self, fill: impl FnOnce(&mut Snapshot)) -> Option<Interval> {
+        let mut cur = self.sampler.sample();
+        fill(&mut cur);
         let in_rounds = self.sampler.rounds() > 1;
         let files = if in_rounds {
             CpuFileFigures::Caller

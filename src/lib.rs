@@ -15,6 +15,7 @@ pub mod config;
 pub mod counter;
 pub use base::cpu_map;
 pub mod engine;
+pub mod hands_off;
 pub mod interval;
 pub mod irq_rates;
 pub mod ladder;

@@ -43,6 +43,9 @@ pub struct Sampler<H: Hardware> {
     /// Joules per count of the perf energy events that have one: fixed
     /// once the events are open, so looked up per plan, not per sample.
     energy_scales: Vec<(PerfEvent, f64)>,
+    /// CPUs read hands-off (the watched ones, on live hardware), sorted:
+    /// no perf group read, no MSR read, no `scaling_cur_freq` there.
+    hands_off: Vec<u32>,
 }
 
 /// The least default budget: 448 files, 0.6–1.1 ms of reads, so that one
@@ -207,6 +210,7 @@ impl<H: Hardware> Sampler<H> {
             always: Vec::new(),
             last_round: Vec::new(),
             energy_scales: Vec::new(),
+            hands_off: Vec::new(),
         };
         s.plan();
         s
@@ -243,6 +247,28 @@ impl<H: Hardware> Sampler<H> {
         self.always = cpus.to_vec();
         self.always.sort_unstable();
         self.always.dedup();
+    }
+
+    /// Reads these CPUs hands-off from the next sample on: nothing that
+    /// would interrupt them (a cross-CPU perf read or MSR read is an IPI;
+    /// some cpufreq drivers IPI for `scaling_cur_freq`). Their figures from
+    /// those sources become unknown, or come from what the CPU writes
+    /// itself (`source::switch_ring`). A capture's hardware interrupts
+    /// nobody and keeps its figures.
+    pub fn set_hands_off(&mut self, cpus: &[u32]) {
+        let mut v = cpus.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        self.hands_off = if self.hw.set_hands_off(&v) {
+            v
+        } else {
+            Vec::new()
+        };
+    }
+
+    /// The CPUs read hands-off, sorted.
+    pub fn hands_off(&self) -> &[u32] {
+        &self.hands_off
     }
 
     /// Returns the per-sample file budget: the one set, else the default
@@ -437,6 +463,7 @@ impl<H: Hardware> Sampler<H> {
         let fs = &mut self.fs;
         let mut out = CpuMap::new();
         self.last_round.clear();
+        let hands_off = &self.hands_off;
         for (i, ids) in self.files.cpus.iter().enumerate() {
             let in_round = i % rounds == round || self.always.binary_search(&ids.cpu).is_ok();
             if in_round {
@@ -457,7 +484,10 @@ impl<H: Hardware> Sampler<H> {
             };
             let mut f = CpuFiles {
                 idle,
-                cur_khz: ids.cur_khz.and_then(|id| fs.read_u64_id(id).ok()),
+                cur_khz: ids
+                    .cur_khz
+                    .filter(|_| hands_off.binary_search(&ids.cpu).is_err())
+                    .and_then(|id| fs.read_u64_id(id).ok()),
                 throttle: None,
             };
             if ids.throttle_core.is_some() || ids.throttle_pkg.is_some() {
@@ -565,6 +595,10 @@ impl<H: Hardware> Sampler<H> {
         let (plan, msr) = (&self.plan, &mut self.hw);
         let leaders = self.machine.package_leaders();
         for &cpu in &snap.online {
+            if self.hands_off.binary_search(&cpu).is_ok() {
+                // rdmsr_on_cpu is an IPI: unknown, not read
+                continue;
+            }
             let hw = snap.hw.get_or_default(cpu);
             for &(name, reg) in &plan.per_cpu {
                 let Some(Ok(v)) = msr.msr_read(cpu, reg) else {

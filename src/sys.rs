@@ -48,6 +48,81 @@ pub fn pin_to(cpus: &[u32]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Restricts every thread of this process to the given CPUs (a thread
+/// started later inherits its starter's affinity); `pin_to` moves only the
+/// calling thread.
+pub fn pin_all(cpus: &[u32]) -> std::io::Result<()> {
+    let mut first_err = None;
+    for entry in std::fs::read_dir("/proc/self/task")? {
+        let Some(tid) = entry
+            .ok()
+            .and_then(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if let Err(e) = pin_thread(tid, cpus) {
+            // a thread that ended meanwhile is no failure
+            if e.raw_os_error() != Some(libc::ESRCH) {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    first_err.map_or(Ok(()), Err)
+}
+
+fn pin_thread(tid: libc::pid_t, cpus: &[u32]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        for &c in cpus {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+        }
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &raw const set) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Starts `cmd` restricted to `cpus`: the child sets its own affinity
+/// between fork and exec, so the caller never runs on those CPUs (a process
+/// that ran on a CPU keeps it in its memory map's CPU mask for a while, and
+/// its TLB flushes IPI that CPU).
+pub fn spawn_pinned(
+    cmd: &mut std::process::Command,
+    cpus: &[u32],
+) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        for &c in cpus {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+        }
+        set
+    };
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call on data copied before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
+                != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
 /// Returns the CPUs the calling process may run on.
 pub fn affinity() -> std::io::Result<Vec<u32>> {
     // SAFETY: set is written by the kernel; CPU_ISSET only reads inside it.

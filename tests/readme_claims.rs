@@ -347,3 +347,24 @@ fn a_replay_requires_only_the_clock() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("0001/noisetop/clock"), "{err}");
 }
+
+#[test]
+fn the_hands_off_reason_is_the_one_noisetop_gives() {
+    let s = section("Hands-off: noisetop does not interrupt a watched CPU");
+    let said = noisetop::hands_off::not_read(&[7]).replace('7', "N");
+    assert!(s.contains(&format!("`{said}`")), "README: {s}");
+    // the lines each sink prints, as the README quotes them
+    let ipis = noisetop::pipeline::OwnIpis::text(&Ok(noisetop::pipeline::OwnIpis {
+        cpus: vec![1],
+        setup: 7,
+        since_first: 0,
+    }));
+    assert_eq!(
+        ipis,
+        "IPIs to watched CPU 1: 0 since the first sample (7 at setup)"
+    );
+    assert!(
+        s.contains("`# IPIs to watched CPU 1: N since the\nfirst sample (M at setup)`"),
+        "README: {s}"
+    );
+}

@@ -171,6 +171,8 @@ fn sample_live(
         crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
     }
     let tree = crate::cmd::tree_kind(source, &roots);
+    // before any other perf event: installing them is counted too
+    let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
     let hw = crate::cmd::open_hw(&tree, source, &roots, &machine)?;
     let config = crate::cmd::load_config(print.and_then(|a| a.watch.config.as_deref()))?;
     let sinks = match print {
@@ -191,6 +193,7 @@ fn sample_live(
     let r = if let Some(dir) = capture_dir {
         let hw = Recorder::new(hw);
         let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
+        driver.set_own_ipis(own_ipis);
         let dir = dir.to_path_buf();
         let always = watched.clone();
         let mut hook = move |p: Phase, d: &mut Driver<Recorder<AnyHw>>| -> Result<()> {
@@ -203,6 +206,8 @@ fn sample_live(
         let owners = print.map(|a| a.watch.owner.clone()).unwrap_or_default();
         let (t, missing) = crate::cmd::tracer_for(&tree, &roots, &watched, no_trace, owners);
         driver.set_tracer(t, missing);
+        crate::cmd::count_switches(&mut driver, &tree);
+        driver.set_own_ipis(own_ipis);
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {

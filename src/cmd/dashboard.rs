@@ -103,6 +103,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     }
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
     let tree = crate::cmd::tree_kind(&a.source, &roots);
+    // before any other perf event: installing them is counted too
+    let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
     let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     crate::record::sink::hold_errors_until_end();
@@ -121,6 +123,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         a.watch.owner.clone(),
     );
     driver.set_tracer(t, missing);
+    crate::cmd::count_switches(&mut driver, &tree);
+    driver.set_own_ipis(own_ipis);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(a.sample.interval));
     let (tx, rx) = live::channel();
@@ -157,7 +161,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
                 return;
             }
             if let Some(h) = housekeeping(&affinity, w) {
-                let _ = crate::sys::pin_to(&h);
+                // every thread, the sampler's included, before it reads
+                let _ = crate::sys::pin_all(&h);
                 ctl.request_pin(h);
             }
         }),

@@ -110,7 +110,8 @@ fn pin(cpu: u32, watched: &[u32]) -> Result<()> {
         ))
         .into());
     }
-    crate::sys::pin_to(&[cpu]).map_err(|e| {
+    // every thread, the ones already started too
+    crate::sys::pin_all(&[cpu]).map_err(|e| {
         let allowed = crate::sys::affinity().map_or_else(
             |_| "unknown".into(),
             |a| crate::collect::cpulist::format(&a),
@@ -373,6 +374,37 @@ impl<T: crate::pipeline::TraceSource> crate::pipeline::TraceSource for Noted<T> 
     }
 }
 
+/// The kernel's counters of the IPIs noisetop sends to watched CPUs, on a
+/// live tree with tracefs; opened first, so that setup counts too.
+pub fn own_ipis(
+    tree: &Tree,
+    roots: &Roots,
+    watched: &[u32],
+) -> Result<crate::source::ipi_count::SelfIpis, String> {
+    if *tree != Tree::Live {
+        return Err("the tree is not this machine's live kernel".into());
+    }
+    let tracefs = crate::source::tracer::find_tracefs(&roots.sysfs).ok_or_else(|| {
+        format!(
+            "tracefs is not mounted at {}/kernel/tracing",
+            roots.sysfs.display()
+        )
+    })?;
+    crate::source::ipi_count::SelfIpis::open(&tracefs, watched)
+}
+
+/// Counts the watched CPUs' switches with lean rings when no tracer does
+/// (`--no-trace`, tracefs missing), on a live tree only.
+pub fn count_switches<H: Hardware>(driver: &mut crate::pipeline::Driver<H>, tree: &Tree) {
+    if *tree != Tree::Live || driver.trace_missing().is_none() {
+        return;
+    }
+    driver.set_switches(
+        Some(Box::new(crate::pipeline::switches::LeanSwitches::default())),
+        None,
+    );
+}
+
 /// Refuses CPUs that are not online, naming the online list.
 pub fn check_cpus(flag: &str, cpus: &[u32], m: &Machine) -> Result<()> {
     let missing: Vec<u32> = cpus
@@ -406,15 +438,16 @@ pub fn housekeeping(affinity: &[u32], watched: &[u32]) -> Option<Vec<u32>> {
     (!rest.is_empty()).then_some(rest)
 }
 
-/// Moves noisetop (every thread started after this) off the watched CPUs,
-/// unless `--pin` placed it already; returns the affinity it had.
+/// Moves noisetop (every thread, and those started after this) off the
+/// watched CPUs, unless `--pin` placed it already; returns the affinity it
+/// had.
 pub fn keep_off(watched: &[u32], pinned: bool) -> Result<Vec<u32>> {
     let mine = crate::sys::affinity().context("cannot read noisetop's CPU affinity")?;
     if !pinned
         && !watched.is_empty()
         && let Some(h) = housekeeping(&mine, watched)
     {
-        crate::sys::pin_to(&h).context("cannot move noisetop off the watched CPUs")?;
+        crate::sys::pin_all(&h).context("cannot move noisetop off the watched CPUs")?;
     }
     Ok(mine)
 }

@@ -38,19 +38,21 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     let config = crate::cmd::load_config(a.config.as_deref())?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.interval, &cpus)?;
+    // before any other perf event: installing them is counted too
+    let own_ipis = crate::cmd::own_ipis(&crate::cmd::Tree::Live, &roots, &cpus);
     let hw = LiveHw::open(&machine.hw_targets(), &roots, LiveOptions::default());
     let engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     let mut driver = Driver::new(engine).with_config(config).watching(&cpus);
 
-    // the command inherits the affinity of the thread that starts it:
-    // pin this one to CMD's CPUs, start CMD, then move noisetop off them
-    crate::sys::pin_to(&cpus).context("cannot pin the command to --cpus")?;
-    let program = &a.command[0];
-    let spawned = std::process::Command::new(program)
-        .args(&a.command[1..])
-        .spawn();
+    // noisetop moves off the command's CPUs first and never runs there: the
+    // command sets its own affinity between fork and exec
     let back = crate::cmd::housekeeping(&mine, &cpus).unwrap_or_else(|| mine.clone());
-    crate::sys::pin_to(&back).context("cannot move noisetop off the command's CPUs")?;
+    crate::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
+    let program = &a.command[0];
+    let spawned = crate::sys::spawn_pinned(
+        std::process::Command::new(program).args(&a.command[1..]),
+        &cpus,
+    );
     let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     let pid = child.id();
     let started = std::time::Instant::now();
@@ -62,6 +64,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         vec![pid],
     );
     driver.set_tracer(t, missing);
+    crate::cmd::count_switches(&mut driver, &crate::cmd::Tree::Live);
+    driver.set_own_ipis(own_ipis);
 
     let forwarder = forward_signals(pid)?;
     let stop = Stop::new();
@@ -73,11 +77,13 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut acc = Accumulator::new(&cpus);
     let mut sinks = sinks;
     let mut migrations: Option<u64> = None;
+    let mut own_ipis = Some(Err("no interval was taken".to_string()));
     let status = std::thread::scope(|sc| -> Result<std::process::ExitStatus> {
         let sampler = sc.spawn(|| {
             let mut out = |m: Msg| {
                 if let Msg::Sample(s) = m {
                     acc.add(&s);
+                    own_ipis.clone_from(&s.own_ipis);
                     // read while it runs: once reaped, its counts are gone
                     if let Some(n) = task_migrations(pid) {
                         migrations = Some(migrations.map_or(n, |m| m.max(n)));
@@ -96,11 +102,12 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     // the last, partial interval: from the last sample to the command's
     // end; a few milliseconds give rates no threshold can judge. The
     // recording gets exactly what the report counts (`dt_s` says how long).
-    if let Step::Sample(mut s) = driver.step()
-        && s.interval.dt_s >= 0.1
-    {
-        crate::pipeline::feed_sinks(&mut sinks, &mut s);
-        acc.add(&s);
+    if let Step::Sample(mut s) = driver.step() {
+        own_ipis.clone_from(&s.own_ipis);
+        if s.interval.dt_s >= 0.1 {
+            crate::pipeline::feed_sinks(&mut sinks, &mut s);
+            acc.add(&s);
+        }
     }
     let facts = RunFacts {
         command: a
@@ -118,6 +125,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         trace_missing: driver.trace_missing().map(str::to_string),
         command_cpu_ns: crate::sys::children_cpu_ns(),
         others_limit_pct: driver.config().watched.intruder_pct + driver.config().watched.stolen_pct,
+        own_ipis: own_ipis.clone().and_then(Result::ok),
+        own_ipis_missing: own_ipis.and_then(Result::err),
     };
     let rep = acc.report(facts);
     let text = if a.json {

@@ -11,6 +11,7 @@ pub mod live;
 mod owner;
 pub mod replay;
 pub mod sampled;
+pub mod switches;
 pub mod trace;
 
 use std::time::{Duration, Instant};
@@ -21,6 +22,7 @@ use crate::ladder::Status;
 use crate::machine::Machine;
 use crate::noise::{self, Judgement, NoiseConfig, Traced};
 use crate::sampler::Hardware;
+use crate::source::switch_ring::SwitchCount;
 
 pub use control::Control;
 
@@ -48,6 +50,37 @@ pub struct Sample {
     /// What the other sinks said (a recorder's file and size, a write
     /// error), for the screen to show.
     pub notes: Vec<String>,
+    /// The IPIs noisetop itself sent to the watched CPUs, counted by the
+    /// kernel's ipi tracepoints, or why they are not counted; `None` where
+    /// there is no live kernel to count them (a replay).
+    pub own_ipis: Option<Result<OwnIpis, String>>,
+}
+
+/// The IPIs noisetop sent to watched CPUs (`source::ipi_count`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OwnIpis {
+    /// The CPUs counted (the watched ones).
+    pub cpus: Vec<u32>,
+    /// Sent before the first snapshot: installing perf events on them.
+    pub setup: u64,
+    /// Sent since the first snapshot: the hands-off promise is 0.
+    pub since_first: u64,
+}
+
+impl OwnIpis {
+    /// One line for the footer and the batch report.
+    pub fn text(r: &Result<OwnIpis, String>) -> String {
+        match r {
+            Ok(o) if o.cpus.is_empty() => "IPIs to watched CPUs: none watched".into(),
+            Ok(o) => format!(
+                "IPIs to watched CPU {}: {} since the first sample ({} at setup)",
+                crate::collect::cpulist::format(&o.cpus),
+                o.since_first,
+                o.setup
+            ),
+            Err(why) => format!("IPIs to watched CPUs: unknown: {why}"),
+        }
+    }
 }
 
 /// What a loop tells the one consumer that owns the samples.
@@ -111,6 +144,21 @@ pub trait TraceSource: Send {
     fn sampled(&self) -> bool {
         false
     }
+    /// Each traced CPU's switch and migration counts up to `cut_ns`
+    /// (`CLOCK_MONOTONIC`), counted from its own ring; `None` for a CPU
+    /// whose switches cannot be counted as perf counts them.
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
+        let _ = cut_ns;
+        Vec::new()
+    }
+}
+
+/// Switch and migration counts of the watched CPUs without tracepoints.
+pub trait SwitchSource: Send {
+    /// Each CPU's counts up to `cut_ns` (`CLOCK_MONOTONIC`).
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)>;
+    /// Counts these CPUs from now on.
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
 }
 
 /// The engine, the watched CPUs, the thresholds and the tracer: what turns
@@ -137,6 +185,19 @@ pub struct Driver<H: Hardware> {
     longest: Vec<(u32, crate::noise::TracedTask)>,
     /// The tasks of one more CPU, sampled from /proc for the screen.
     browse: Option<sampled::SampledTrace>,
+    /// Lean switch rings, read where the tracer does not count.
+    switches: Option<Box<dyn SwitchSource>>,
+    /// Why the watched CPUs' switches are not counted, when they are not.
+    switches_missing: Option<String>,
+    /// Bumped each time the rings are reopened.
+    ring_epoch: u64,
+    filled: switches::Filled,
+    /// The kernel's count of IPIs noisetop sends to the watched CPUs.
+    own_ipis: Option<Result<crate::source::ipi_count::SelfIpis, String>>,
+    /// Their count at the first snapshot: setup.
+    ipis_at_first: Option<u64>,
+    /// What the last sample said of them, to say it again only on a change.
+    ipis_said: Option<String>,
 }
 
 /// What one step produced.
@@ -164,6 +225,13 @@ impl<H: Hardware> Driver<H> {
             online,
             longest: Vec::new(),
             browse: None,
+            switches: None,
+            switches_missing: None,
+            ring_epoch: 0,
+            filled: switches::Filled::default(),
+            own_ipis: None,
+            ipis_at_first: None,
+            ipis_said: None,
         }
     }
 
@@ -193,6 +261,7 @@ impl<H: Hardware> Driver<H> {
         w.sort_unstable();
         w.dedup();
         self.engine.sampler.set_always(&w);
+        self.engine.sampler.set_hands_off(&w);
         if let Some(t) = &mut self.tracer
             && let Err(why) = t.retarget(&w)
         {
@@ -201,7 +270,87 @@ impl<H: Hardware> Driver<H> {
             self.tracer = Some(Box::new(sampled));
             self.trace_missing = Some(why);
         }
+        if let Some(s) = &mut self.switches
+            && let Err(why) = s.retarget(&w)
+        {
+            self.switches_missing = Some(why);
+        }
+        if let Some(Ok(c)) = &mut self.own_ipis
+            && let Err(why) = c.retarget(&w)
+        {
+            self.own_ipis = Some(Err(why));
+        }
+        if w != self.watched {
+            self.ring_epoch += 1;
+        }
         self.watched = w;
+    }
+
+    /// Counts the IPIs noisetop sends to the watched CPUs with these
+    /// counters (open them before any other perf event, so that setup
+    /// counts too), or says why not.
+    pub fn set_own_ipis(&mut self, c: Result<crate::source::ipi_count::SelfIpis, String>) {
+        self.own_ipis = Some(c);
+        let w = self.watched.clone();
+        if let Some(Ok(c)) = &mut self.own_ipis
+            && let Err(why) = c.retarget(&w)
+        {
+            self.own_ipis = Some(Err(why));
+        }
+    }
+
+    fn read_own_ipis(&mut self) -> Option<Result<OwnIpis, String>> {
+        let c = match self.own_ipis.as_mut()? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e.clone())),
+        };
+        Some(Self::count_ipis(c, &mut self.ipis_at_first))
+    }
+
+    fn count_ipis(
+        c: &mut crate::source::ipi_count::SelfIpis,
+        at_first: &mut Option<u64>,
+    ) -> Result<OwnIpis, String> {
+        let n = c
+            .read()
+            .ok_or_else(|| "an ipi counter could not be read".to_string())?
+            .total();
+        let setup = *at_first.get_or_insert(n);
+        Ok(OwnIpis {
+            cpus: c.cpus().to_vec(),
+            setup,
+            since_first: n - setup,
+        })
+    }
+
+    /// Counts the watched CPUs' switches with these lean rings where the
+    /// tracer does not (`--no-trace`, no tracefs); `missing`: why there are
+    /// none.
+    pub fn set_switches(&mut self, s: Option<Box<dyn SwitchSource>>, missing: Option<String>) {
+        self.switches = s;
+        self.switches_missing = missing;
+        self.ring_epoch += 1;
+        if let Some(s) = &mut self.switches
+            && let Err(why) = s.retarget(&self.watched)
+        {
+            self.switches_missing = Some(why);
+        }
+    }
+
+    /// Where the watched CPUs' switches and migrations are counted from,
+    /// or why they are unknown.
+    pub fn switch_plan(&self) -> Result<&'static str, String> {
+        if self.tracer.as_ref().is_some_and(|t| !t.cpus().is_empty()) {
+            return Ok("the tracer's rings");
+        }
+        if self.switches.is_some() && self.switches_missing.is_none() {
+            return Ok("lean switch rings");
+        }
+        Err(self
+            .switches_missing
+            .clone()
+            .or_else(|| self.trace_missing.clone())
+            .unwrap_or_else(|| "no switch rings".into()))
     }
 
     /// Returns the watched CPUs, sorted.
@@ -274,7 +423,27 @@ impl<H: Hardware> Driver<H> {
     /// Takes a snapshot and, from the second on, returns the judged interval.
     pub fn step(&mut self) -> Step {
         let woke = Instant::now();
-        let iv = self.engine.step();
+        let hands_off = self.engine.sampler.hands_off().to_vec();
+        let (tracer, lean, filled, epoch) = (
+            &mut self.tracer,
+            &mut self.switches,
+            &mut self.filled,
+            self.ring_epoch,
+        );
+        let iv = self.engine.step_with(|snap| {
+            if hands_off.is_empty() {
+                return;
+            }
+            let cut = snap.time.mono_ns;
+            let mut counts = tracer.as_mut().map_or_else(Vec::new, |t| t.counts_at(cut));
+            if counts.is_empty()
+                && let Some(l) = lean.as_mut()
+            {
+                counts = l.counts_at(cut);
+            }
+            filled.fill(snap, &hands_off, epoch, counts);
+        });
+        let own_ipis = self.read_own_ipis();
         let mut trace = self.tracer.as_mut().map(|t| t.drain());
         if let Some(t) = &mut trace {
             owner::note_longest_runner(&mut self.longest, t);
@@ -288,7 +457,9 @@ impl<H: Hardware> Driver<H> {
                 .filter(|c| t.cpus.iter().all(|x| x.cpu != c.cpu))
                 .collect();
         }
-        let statuses = self.engine.statuses();
+        let mut statuses = self.engine.statuses();
+        let counting = self.engine.sampler.machine.package_leaders();
+        crate::hands_off::describe(&mut statuses, &hands_off, &counting, &self.switch_plan());
         let Some(interval) = iv else {
             return Step::Ready(statuses);
         };
@@ -316,6 +487,14 @@ impl<H: Hardware> Driver<H> {
             notes.push(said.clone());
             self.trace_said = Some(said);
         }
+        // said only while CPUs are watched: the claim is about them
+        if let Some(ipis) = own_ipis.as_ref().filter(|_| !self.watched.is_empty()) {
+            let said = OwnIpis::text(ipis);
+            if self.ipis_said.as_ref() != Some(&said) {
+                notes.push(said.clone());
+                self.ipis_said = Some(said);
+            }
+        }
         if let Some(t) = trace.as_ref().filter(|t| t.lost > 0) {
             notes.push(format!(
                 "who ran: the kernel dropped {} trace records (ring full): figures are low",
@@ -333,6 +512,7 @@ impl<H: Hardware> Driver<H> {
             took: woke.elapsed(),
             position: None,
             notes,
+            own_ipis,
         }))
     }
 }

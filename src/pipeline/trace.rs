@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::TraceSource;
 use crate::noise::traced::{Intruder, StolenBy, Traced, TracedCpu, TracedTask};
+use crate::source::switch_ring::SwitchCount;
 use crate::source::tracer::Tracer;
 use crate::trace::{CpuTrace, SourceKind, TaskId, TraceWindow};
 
@@ -147,6 +148,14 @@ impl TraceSource for LiveTrace {
             }
         }
     }
+
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
+        let Some(t) = &mut self.tracer else {
+            return Vec::new();
+        };
+        let cpus = t.cpus().to_vec();
+        cpus.into_iter().zip(t.counts_at(cut_ns)).collect()
+    }
 }
 
 /// Whether process `pid` is `root` or one of its descendants, by the parent
@@ -160,7 +169,12 @@ fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
         if p <= 1 {
             return false;
         }
-        let Ok(stat) = crate::source::read_small(&proc.join(format!("{p}/stat")), 4096) else {
+        // the thread's own stat: a process-wide /proc/PID/stat sums its
+        // threads' run time with task_sched_runtime(), which updates the
+        // clock of a thread running on another CPU under that CPU's run
+        // queue lock and may send it a reschedule IPI (seen on 6.18)
+        let Ok(stat) = crate::source::read_small(&proc.join(format!("{p}/task/{p}/stat")), 4096)
+        else {
             return false;
         };
         // the fields after the parenthesised comm: state, then ppid
@@ -178,7 +192,9 @@ fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
 
 /// Whether a thread is bound to its CPU for good (a per-CPU kernel thread).
 fn bound(proc: &Path, tid: u32) -> bool {
-    let Ok(stat) = crate::source::read_small(&proc.join(format!("{tid}/stat")), 4096) else {
+    // the thread's own stat, not the process's (see `descends_from`)
+    let Ok(stat) = crate::source::read_small(&proc.join(format!("{tid}/task/{tid}/stat")), 4096)
+    else {
         return false;
     };
     // the fields after the parenthesised comm: state is the 3rd, flags the 9th

@@ -417,6 +417,7 @@ mod tags_tests {
             took: Duration::ZERO,
             position: None,
             notes: Vec::new(),
+            own_ipis: None,
         };
         let t = tags(&s);
         let got: Vec<(&str, String)> = t

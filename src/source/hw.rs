@@ -87,6 +87,13 @@ pub trait Hardware {
     fn probe(&self) -> &Probe;
     /// Returns joules per count of a perf energy event.
     fn energy_scale(&self, event: PerfEvent) -> Option<f64>;
+    /// Never reads these CPUs' counters from now on (reading a counter of
+    /// another CPU interrupts it); returns whether that changes anything
+    /// (a capture's tables interrupt nobody).
+    fn set_hands_off(&mut self, cpus: &[u32]) -> bool {
+        let _ = cpus;
+        false
+    }
 }
 
 /// Any hardware chosen at run time (live, a capture instant, a foreign tree).
@@ -105,6 +112,9 @@ impl<T: Hardware + ?Sized> Hardware for Box<T> {
     }
     fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
         (**self).energy_scale(event)
+    }
+    fn set_hands_off(&mut self, cpus: &[u32]) -> bool {
+        (**self).set_hands_off(cpus)
     }
 }
 

@@ -112,4 +112,11 @@ impl Hardware for LiveHw {
     fn energy_scale(&self, event: PerfEvent) -> Option<f64> {
         self.perf.as_ref()?.energy_scale(event)
     }
+
+    fn set_hands_off(&mut self, cpus: &[u32]) -> bool {
+        if let Some(p) = self.perf.as_mut() {
+            p.set_hands_off(cpus);
+        }
+        true
+    }
 }

@@ -5,10 +5,12 @@ pub mod capture;
 pub mod fs;
 pub mod hw;
 pub mod idle_ring;
+pub mod ipi_count;
 pub mod live;
 pub mod msr;
 pub mod perf;
 pub mod probe_os;
+pub mod switch_ring;
 pub mod tasks;
 pub mod tracer;
 

@@ -238,6 +238,8 @@ pub struct PerfSet {
     scales: Vec<(PerfEvent, f64)>,
     notes: Vec<String>,
     read_errors: Vec<(u32, String)>,
+    /// CPUs whose groups are never read (watched), sorted.
+    hands_off: Vec<u32>,
 }
 
 /// Collects failure reasons, once per (event, reason), in the order they
@@ -380,12 +382,28 @@ impl PerfSet {
         Ok(())
     }
 
-    /// Reads every group once; a CPU whose read fails is left out (see `read_errors`).
+    /// Leaves these CPUs' groups unread from now on: a read from another
+    /// CPU is a function-call IPI to the CPU read (`generic_exec_single`).
+    /// The groups stay open, so that a CPU watched no longer is read again
+    /// without a new open (each open and close is an IPI too).
+    pub fn set_hands_off(&mut self, cpus: &[u32]) {
+        self.hands_off = cpus.to_vec();
+        self.hands_off.sort_unstable();
+        self.hands_off.dedup();
+    }
+
+    /// Reads every group once, but those of hands-off CPUs; a CPU whose
+    /// read fails is left out (see `read_errors`).
     pub fn read(&mut self) -> Vec<PerfCounts> {
         self.read_errors.clear();
         let mut out: Vec<PerfCounts> = Vec::new();
         let mut bad: Vec<u32> = Vec::new();
-        for g in &mut self.groups {
+        let hands_off = &self.hands_off;
+        for g in self
+            .groups
+            .iter_mut()
+            .filter(|g| hands_off.binary_search(&g.cpu).is_err())
+        {
             let data = match g.group.read() {
                 Ok(d) => d,
                 Err(e) => {

@@ -177,11 +177,20 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
         .map_or(fmt::UNKNOWN, |r| r.label());
     // a recorder says its file, rows and size on every sample
     let rec = s.notes.iter().find(|n| n.starts_with("rec "));
+    // the IPIs it sent to watched CPUs, counted by the kernel (0 is the promise)
+    let ipis = match (s.own_ipis, s.watched.is_empty()) {
+        (None, _) | (_, true) => String::new(),
+        (Some(Some(n)), false) => format!(", {n} IPI to watched"),
+        (Some(None), false) => format!(", {} IPI to watched", fmt::UNKNOWN),
+    };
     let right = match (area.width < COMPACT_BELOW, rec) {
         (true, _) => format!("freq {rung} "),
-        (false, None) => format!("freq: {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2)),
+        (false, None) => format!(
+            "freq: {rung} │ self {} % CPU{ipis} ",
+            fmt::pct(s.own_cpu, 2)
+        ),
         (false, Some(r)) => format!(
-            "{r} │ freq: {rung} │ self {} % CPU ",
+            "{r} │ freq: {rung} │ self {} % CPU{ipis} ",
             fmt::pct(s.own_cpu, 2)
         ),
     };

@@ -252,6 +252,10 @@ pub struct State {
     pub speed: f64,
     /// noisetop's own CPU use, % of one CPU.
     pub own_cpu: Option<f64>,
+    /// IPIs noisetop sent to the watched CPUs since the first sample:
+    /// `None` with no live kernel to count them (a replay), `Some(None)`
+    /// where they cannot be counted.
+    pub own_ipis: Option<Option<u64>>,
     /// Live or replay.
     pub origin: Origin,
     /// Replay: the interval on screen and how many there are.
@@ -307,6 +311,7 @@ impl State {
             interval,
             speed: 1.0,
             own_cpu: None,
+            own_ipis: None,
             origin,
             position: None,
             ended: None,
@@ -347,6 +352,10 @@ impl State {
             self.machine = *m;
         }
         self.statuses = s.statuses;
+        self.own_ipis = s
+            .own_ipis
+            .as_ref()
+            .map(|r| r.as_ref().ok().map(|o| o.since_first));
         self.trace = s.trace;
         if let Some(n) = s.notes.iter().find_map(|n| n.strip_prefix("who ran: ")) {
             self.trace_status = Some(n.to_string());

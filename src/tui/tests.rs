@@ -361,3 +361,30 @@ fn held_samples_apply_in_order_on_resume() {
     };
     assert_eq!(s.latest.as_ref(), Some(&last.interval));
 }
+
+#[test]
+fn the_footer_says_the_ipis_sent_to_watched_cpus_where_they_are_counted() {
+    let footer = |s: &State| {
+        let t = draw(s, 160, 50).backend().to_string();
+        t.lines().last().unwrap_or_default().to_string()
+    };
+    let mut s = vm();
+    assert!(!footer(&s).contains("IPI"), "a replay counts none");
+    s.own_ipis = Some(Some(0));
+    assert!(
+        footer(&s).contains("% CPU, 0 IPI to watched"),
+        "{}",
+        footer(&s)
+    );
+    s.own_ipis = Some(None);
+    assert!(
+        footer(&s).contains("% CPU, · IPI to watched"),
+        "{}",
+        footer(&s)
+    );
+    s.watched.clear();
+    assert!(
+        !footer(&s).contains("IPI"),
+        "nothing watched: nothing to say"
+    );
+}

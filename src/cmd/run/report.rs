@@ -38,6 +38,10 @@ pub struct RunFacts {
     /// (the watched `intruder-pct` plus `stolen-pct`).
     #[serde(skip)]
     pub others_limit_pct: f64,
+    /// The IPIs noisetop sent to the command's CPUs, counted by the kernel.
+    pub own_ipis: Option<crate::pipeline::OwnIpis>,
+    /// Why they were not counted.
+    pub own_ipis_missing: Option<String>,
 }
 
 /// min / median / max of a series.
@@ -626,6 +630,16 @@ impl RunReport {
         if let Some(why) = &f.trace_missing {
             let _ = writeln!(o, "not traced: {why}");
         }
+        let ipis = match (&f.own_ipis, &f.own_ipis_missing) {
+            (Some(i), _) => Ok(i.clone()),
+            (None, Some(why)) => Err(why.clone()),
+            (None, None) => Err("not counted".into()),
+        };
+        let _ = writeln!(
+            o,
+            "noisetop itself: {}",
+            crate::pipeline::OwnIpis::text(&ipis)
+        );
         for c in &self.per_cpu {
             let _ = writeln!(
                 o,
@@ -803,6 +817,7 @@ mod tests {
             took: Duration::ZERO,
             position: None,
             notes: Vec::new(),
+            own_ipis: None,
         }
     }
 
@@ -819,6 +834,8 @@ mod tests {
             trace_missing: None,
             command_cpu_ns: None,
             others_limit_pct: 1.0,
+            own_ipis: None,
+            own_ipis_missing: Some("not counted in this test".into()),
         }
     }
 
@@ -1019,6 +1036,7 @@ mod tests_support {
             took: Duration::ZERO,
             position: None,
             notes: Vec::new(),
+            own_ipis: None,
         }
     }
 
@@ -1036,6 +1054,8 @@ mod tests_support {
             trace_missing: None,
             command_cpu_ns: cpu_ns,
             others_limit_pct: 1.5,
+            own_ipis: None,
+            own_ipis_missing: None,
         }
     }
 }

@@ -1,0 +1,162 @@
+//! Switch and migration counts of the watched CPUs, read hands-off: from
+//! the tracer's rings when tracing, else from lean switch rings
+//! ([`SwitchRings`]), and put into the snapshot in place of the cross-CPU
+//! perf read the sampler leaves out for those CPUs.
+
+use super::SwitchSource;
+use crate::cpu_map::CpuMap;
+use crate::snapshot::Snapshot;
+use crate::source::switch_ring::{SwitchCount, SwitchRings};
+
+/// Lean rings for `--no-trace` and machines without tracefs.
+#[derive(Debug, Default)]
+pub struct LeanSwitches {
+    rings: Option<SwitchRings>,
+}
+
+impl LeanSwitches {
+    /// Opens rings on `cpus` (none when empty); the reason on failure.
+    pub fn open(cpus: &[u32]) -> Result<Self, String> {
+        let mut s = LeanSwitches::default();
+        s.retarget(cpus)?;
+        Ok(s)
+    }
+}
+
+impl SwitchSource for LeanSwitches {
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
+        self.rings.as_mut().map_or_else(Vec::new, |r| {
+            r.counts_at(cut_ns)
+                .into_iter()
+                .map(|c| (c.cpu, Some(c)))
+                .collect()
+        })
+    }
+
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+        if self.rings.as_ref().is_some_and(|r| r.cpus() == cpus) {
+            return Ok(());
+        }
+        self.rings = None;
+        if !cpus.is_empty() {
+            self.rings = Some(SwitchRings::open(cpus)?);
+        }
+        Ok(())
+    }
+}
+
+/// What the last fill put in, to tell a count that continues from one
+/// that started again (a ring reopened, a CPU newly watched).
+#[derive(Debug, Default)]
+pub struct Filled {
+    /// The rings' generation the last fill read.
+    epoch: u64,
+    /// CPUs the last fill gave counts for.
+    cpus: Vec<u32>,
+    /// Records each CPU's ring had dropped by then.
+    lost: CpuMap<u64>,
+    /// Whether a snapshot was filled before: the first one has no
+    /// predecessor a count could fail to continue.
+    started: bool,
+}
+
+impl Filled {
+    /// Puts `counts` of the hands-off CPUs into `snap`. A CPU whose count
+    /// does not continue the previous snapshot's (new ring, or counted
+    /// another way before), or whose ring dropped records since, gets none:
+    /// its rates are unknown for that interval, never a difference of two
+    /// unrelated counters.
+    pub fn fill(
+        &mut self,
+        snap: &mut Snapshot,
+        hands_off: &[u32],
+        epoch: u64,
+        counts: Vec<(u32, Option<SwitchCount>)>,
+    ) {
+        let first = !std::mem::replace(&mut self.started, true);
+        let fresh = epoch != self.epoch && !first;
+        self.epoch = epoch;
+        let mut now = Vec::new();
+        for (cpu, c) in counts {
+            let Some(c) = c.filter(|_| hands_off.binary_search(&cpu).is_ok()) else {
+                continue;
+            };
+            now.push(cpu);
+            let lost_before = self.lost.insert(cpu, c.lost);
+            let continues =
+                first || (!fresh && self.cpus.contains(&cpu) && lost_before == Some(c.lost));
+            if continues {
+                snap.csw.insert(cpu, c.switches);
+                snap.migrations.insert(cpu, c.migrations);
+            } else {
+                snap.csw.remove(&cpu);
+                snap.migrations.remove(&cpu);
+            }
+        }
+        self.cpus = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(cpu: u32, switches: u64, migrations: u64, lost: u64) -> (u32, Option<SwitchCount>) {
+        (
+            cpu,
+            Some(SwitchCount {
+                cpu,
+                switches,
+                migrations,
+                lost,
+            }),
+        )
+    }
+
+    fn empty() -> Snapshot {
+        Snapshot {
+            time: crate::snapshot::Stamp::default(),
+            online: vec![0, 1],
+            stat: Err("not read".into()),
+            interrupts: Err("not read".into()),
+            softirqs: Err("not read".into()),
+            csw: CpuMap::new(),
+            migrations: CpuMap::new(),
+            hw: CpuMap::new(),
+            pkg: std::collections::BTreeMap::new(),
+            files: CpuMap::new(),
+            powercap_uj: std::collections::BTreeMap::new(),
+            hwmon_mc: std::collections::BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn a_count_enters_the_snapshot_only_where_it_continues_the_last_one() {
+        let mut f = Filled::default();
+        let mut s = empty();
+        // the first snapshot has no predecessor to differ from
+        f.fill(&mut s, &[1], 1, vec![count(1, 10, 1, 0)]);
+        assert_eq!(s.csw.get(&1), Some(&10));
+        f.fill(&mut s, &[1], 1, vec![count(1, 25, 2, 0)]);
+        assert_eq!((s.csw.get(&1), s.migrations.get(&1)), (Some(&25), Some(&2)));
+        // the ring dropped records: this count is low by an unknown amount
+        let mut s = empty();
+        f.fill(&mut s, &[1], 1, vec![count(1, 40, 2, 3)]);
+        assert_eq!(s.csw.get(&1), None);
+        f.fill(&mut s, &[1], 1, vec![count(1, 41, 2, 3)]);
+        assert_eq!(s.csw.get(&1), Some(&41));
+        // rings reopened: counts start again
+        let mut s = empty();
+        f.fill(&mut s, &[1], 2, vec![count(1, 2, 0, 0)]);
+        assert_eq!(s.csw.get(&1), None);
+        // a CPU that is not hands-off keeps the sampler's read
+        let mut s = empty();
+        s.csw.insert(0, 7);
+        f.fill(&mut s, &[1], 2, vec![count(0, 3, 0, 0), count(1, 5, 0, 0)]);
+        assert_eq!((s.csw.get(&0), s.csw.get(&1)), (Some(&7), Some(&5)));
+        // no count for the CPU (a kernel without switch records)
+        let mut s = empty();
+        f.fill(&mut s, &[1], 2, vec![(1, None)]);
+        assert_eq!(s.csw.get(&1), None);
+    }
+}
