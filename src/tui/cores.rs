@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use crate::interval::CpuRates;
 use crate::noise::{Severity, VerdictState};
 use crate::tui::bars::{self, FreqScale};
+use crate::tui::fit::put;
 use crate::tui::fmt::{self, left, right};
 use crate::tui::layout::{Geometry, WIDE_FROM};
 use crate::tui::state::State;
@@ -61,7 +62,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         } else {
             compact_header(&ctx, colw as usize)
         };
-        buf.set_line(x, area.y, &head, colw);
+        put(buf, x, area.y, &head, colw);
         for row in 0..g.rows {
             let i = first + col as usize * g.rows as usize + row as usize;
             let Some(&cpu) = order.get(i) else { break };
@@ -71,7 +72,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             } else {
                 compact_row(&ctx, cpu, colw as usize)
             };
-            buf.set_line(x, y, &line, colw);
+            put(buf, x, y, &line, colw);
             if Some(cpu) == s.selected {
                 buf.set_style(Rect::new(x, y, colw, 1), ctx.t.selected());
             }
@@ -109,7 +110,8 @@ fn bottom_legend(ctx: &Ctx<'_>, g: Geometry, area: Rect, buf: &mut Buffer) {
     }
     legend.insert(0, Span::styled(" C-states: ", ctx.t.dim()));
     legend.push(Span::raw(" "));
-    buf.set_line(
+    put(
+        buf,
         area.x + 1,
         area.y + area.height,
         &Line::from(legend),
@@ -413,7 +415,13 @@ fn packages(ctx: &Ctx<'_>, area: Rect, buf: &mut Buffer) {
         }));
         spans.push(Span::styled(" │ ", t.dim()));
         spans.push(Span::raw(format!("{} °C", fmt::whole(p.temp_c))));
-        buf.set_line(area.x, area.y + i as u16, &Line::from(spans), area.width);
+        put(
+            buf,
+            area.x,
+            area.y + i as u16,
+            &Line::from(spans),
+            area.width,
+        );
     }
 }
 

@@ -9,6 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::interval::{CpuRates, IdleRate};
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;
 
@@ -27,7 +28,14 @@ const FIG_W: usize = 6;
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let Some(iv) = &s.latest else {
-        buf.set_string(area.x + 1, area.y, "no interval yet", t.dim());
+        put_str(
+            buf,
+            area.x + 1,
+            area.y,
+            "no interval yet",
+            t.dim(),
+            area.width - 1,
+        );
         return;
     };
     let Some(first) = iv.cpus.first() else { return };
@@ -41,9 +49,9 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     // (the longest); the watched ones, read every sample, say their own
     let window = iv.cpus.iter().filter_map(|c| c.window_s).reduce(f64::max);
     let [names, units, cols] = header(s, first, window, sw);
-    buf.set_line(area.x, area.y, &names, area.width);
-    buf.set_line(area.x, area.y + 1, &units, area.width);
-    buf.set_line(area.x, area.y + 2, &cols, area.width);
+    put(buf, area.x, area.y, &names, area.width);
+    put(buf, area.x, area.y + 1, &units, area.width);
+    put(buf, area.x, area.y + 2, &cols, area.width);
     let order = s.order();
     let rows = area.height.saturating_sub(HEAD_ROWS + pkg_rows) as usize;
     let at = s
@@ -54,7 +62,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     for (i, cpu) in order.iter().skip(start).take(rows).enumerate() {
         let Some(r) = iv.cpu(*cpu) else { continue };
         let y = area.y + HEAD_ROWS + i as u16;
-        buf.set_line(area.x, y, &cpu_row(s, r, window, sw), area.width);
+        put(buf, area.x, y, &cpu_row(s, r, window, sw), area.width);
         if Some(*cpu) == s.selected {
             buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
         }
@@ -87,7 +95,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             },
             fmt::whole(p.temp_c)
         );
-        buf.set_string(area.x, py + i as u16, text, t.text());
+        put_str(buf, area.x, py + i as u16, text, t.text(), area.width);
     }
 }
 

@@ -10,6 +10,7 @@ use ratatui::widgets::{Sparkline, Widget};
 
 use crate::interval::CpuRates;
 use crate::tui::bars::SHADES;
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::history::{CpuHistory, Series};
 use crate::tui::state::State;
@@ -21,7 +22,7 @@ const PANEL_W: u16 = 44;
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let Some(cpu) = s.selected else { return };
-    buf.set_line(area.x, area.y, &title(s, cpu), area.width);
+    put(buf, area.x, area.y, &title(s, cpu), area.width);
     let body = Rect::new(
         area.x,
         area.y + 1,
@@ -39,7 +40,14 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     };
     match s.history.cpu(cpu) {
         Some(h) if !h.avg.is_empty() => render_charts(s, h, charts, buf),
-        _ => buf.set_string(charts.x + 1, charts.y, "no history yet", t.dim()),
+        _ => put_str(
+            buf,
+            charts.x + 1,
+            charts.y,
+            "no history yet",
+            t.dim(),
+            charts.width.saturating_sub(1),
+        ),
     }
     if let Some(p) = panel {
         render_panel(s, cpu, p, buf);
@@ -132,7 +140,14 @@ fn chart(buf: &mut Buffer, area: Rect, label: &str, data: &[Option<u64>], style:
     if area.height == 0 {
         return;
     }
-    buf.set_string(area.x + 1, area.y, label, s.theme.title());
+    put_str(
+        buf,
+        area.x + 1,
+        area.y,
+        label,
+        s.theme.title(),
+        area.width.saturating_sub(1),
+    );
     if area.height < 2 {
         return;
     }
@@ -166,7 +181,7 @@ fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
         .unwrap_or_default();
     let mut label = vec![Span::styled(" C-state mix  ", t.title())];
     label.extend(crate::tui::bars::legend(&names, t));
-    buf.set_line(area.x, area.y, &Line::from(label), area.width);
+    put(buf, area.x, area.y, &Line::from(label), area.width);
     let rows = area.height.saturating_sub(1) as usize;
     let w = area.width as usize;
     let busy: Vec<Option<f32>> = h.busy.last(w).collect();

@@ -334,6 +334,6 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let room = usize::from(area.width);
     let lines = [identity(s, room), settings(s, room), availability(s, room)];
     for (i, line) in lines.iter().enumerate().take(area.height as usize) {
-        buf.set_line(area.x, area.y + i as u16, line, area.width);
+        crate::tui::fit::put(buf, area.x, area.y + i as u16, line, area.width);
     }
 }

@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::interval::SourceRates;
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;
 
@@ -34,7 +35,14 @@ fn label_widths(width: usize) -> (usize, usize, usize) {
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let Some(iv) = &s.latest else {
-        buf.set_string(area.x + 1, area.y, "no interval yet", t.dim());
+        put_str(
+            buf,
+            area.x + 1,
+            area.y,
+            "no interval yet",
+            t.dim(),
+            area.width - 1,
+        );
         return;
     };
     let (lw, dw, tw) = label_widths(area.width as usize);
@@ -65,7 +73,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         }
         head.push(Span::styled(right(&format!("{mark}{c}"), CELL), style));
     }
-    buf.set_line(area.x, area.y, &Line::from(head), area.width);
+    put(buf, area.x, area.y, &Line::from(head), area.width);
     let order_len = s.order().len();
     if cols.len() < order_len {
         let at = s
@@ -88,19 +96,19 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         if y >= bottom {
             break;
         }
-        buf.set_line(area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
+        put(buf, area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
         y += 1;
     }
     if y + 1 < bottom && !soft.is_empty() {
         let hidden = iv.irqs.len() - busy.len();
         let note = format!("softirqs ({hidden} interrupt sources at 0/s not listed)");
-        buf.set_string(area.x, y, note, t.dim());
+        put_str(buf, area.x, y, note, t.dim(), area.width);
         y += 1;
         for r in &soft {
             if y >= bottom {
                 break;
             }
-            buf.set_line(area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
+            put(buf, area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
             y += 1;
         }
     }

@@ -31,4 +31,8 @@ pub use state::State;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_edges;
+#[cfg(test)]
 mod tests_glance;
+#[cfg(test)]
+mod tests_popups;

@@ -9,10 +9,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 use crate::noise::Finding;
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::log::Entry;
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
+
+/// Width of the finding kind column: the longest tag (`softirq-on-watched`).
+const KIND_W: usize = 18;
 
 /// Writes `text` (a position: "rows 1–16 of 64") right-aligned on the
 /// bottom border of the box whose inside is `inner`.
@@ -93,7 +97,7 @@ fn finding_spans(s: &State, f: &Finding, prefix: Option<String>) -> Vec<Span<'st
         t.severity(f.severity),
     ));
     spans.push(Span::styled(
-        format!("{} ", left(f.kind.tag(), 16)),
+        format!("{} ", left(f.kind.tag(), KIND_W)),
         t.title(),
     ));
     spans.push(Span::raw(f.evidence.clone()));
@@ -128,7 +132,14 @@ pub fn render_pane(s: &State, area: Rect, buf: &mut Buffer) {
     block.render(area, buf);
     let entries = s.log.newest_first();
     if entries.is_empty() {
-        buf.set_string(inner.x + 1, inner.y, nothing(s), t.dim());
+        put_str(
+            buf,
+            inner.x + 1,
+            inner.y,
+            nothing(s),
+            t.dim(),
+            inner.width.saturating_sub(1),
+        );
         return;
     }
     let mut y = inner.y;
@@ -144,7 +155,7 @@ pub fn render_pane(s: &State, area: Rect, buf: &mut Buffer) {
             if y >= bottom {
                 break;
             }
-            buf.set_line(inner.x, y, &l, inner.width);
+            put(buf, inner.x, y, &l, inner.width);
             y += 1;
         }
         shown += 1;
@@ -170,7 +181,8 @@ pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
             } else {
                 " ".to_string()
             };
-            buf.set_line(
+            put(
+                buf,
                 area.x,
                 area.y,
                 &finding_line(s, f, Some(prefix)),
@@ -178,7 +190,14 @@ pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
             );
         }
         None => {
-            buf.set_string(area.x + 1, area.y, nothing(s), t.dim());
+            put_str(
+                buf,
+                area.x + 1,
+                area.y,
+                nothing(s),
+                t.dim(),
+                area.width.saturating_sub(1),
+            );
         }
     }
 }
@@ -192,13 +211,20 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
         left("last", 8),
         left("first", 8),
         right("count", 5),
-        left("kind", 16)
+        left("kind", KIND_W)
     );
     let t = s.theme;
-    buf.set_string(area.x, area.y, head, t.title());
+    put_str(buf, area.x, area.y, head, t.title(), area.width);
     let entries = s.log.newest_first();
     if entries.is_empty() {
-        buf.set_string(area.x + 1, area.y + 1, nothing(s), t.dim());
+        put_str(
+            buf,
+            area.x + 1,
+            area.y + 1,
+            nothing(s),
+            t.dim(),
+            area.width.saturating_sub(1),
+        );
         return;
     }
     let at = s.finding_at.min(entries.len() - 1);
@@ -225,7 +251,7 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
             if y >= bottom {
                 break;
             }
-            buf.set_line(area.x, y, l, area.width);
+            put(buf, area.x, y, l, area.width);
             if i == at {
                 buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
             }
@@ -259,7 +285,7 @@ fn entry_lines(s: &State, e: &Entry, width: usize) -> Vec<Line<'static>> {
             t.dim(),
         ),
         Span::styled(format!("{} ", f.severity.label()), t.severity(f.severity)),
-        Span::styled(format!("{} ", left(f.kind.tag(), 16)), t.title()),
+        Span::styled(format!("{} ", left(f.kind.tag(), KIND_W)), t.title()),
         Span::raw(f.evidence.clone()),
     ];
     let mut lines = wrap(spans, width, 32);

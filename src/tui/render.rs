@@ -26,7 +26,7 @@ use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
 use crate::tui::keys;
 use crate::tui::layout::{HEADER_ROWS, pane_rows};
-use crate::tui::state::{Overlay, State, View};
+use crate::tui::state::{State, View};
 use crate::tui::{cores, cstates, detail, header, irqs, overview, pane, popup};
 
 /// Below this width the tabs and the footer use short forms.
@@ -82,12 +82,7 @@ impl Widget for &State {
             pane::render_ticker(self, findings, buf);
         }
         render_footer(self, footer, buf);
-        match self.overlay {
-            Overlay::Help => popup::render_help(self, area, buf),
-            Overlay::Why => popup::render_why(self, area, buf),
-            Overlay::Finding => popup::render_finding(self, area, buf),
-            Overlay::None => {}
-        }
+        popup::render(self, area, buf);
     }
 }
 
@@ -98,31 +93,42 @@ fn body_title_room(s: &State, width: u16) -> usize {
 }
 
 /// The tab line on the body's top border; Detail shows as a fifth tab.
+/// On a narrow screen the tabs farthest from the one on screen go first,
+/// whole, so no tab name is ever cut.
 fn tabs(s: &State) -> Line<'static> {
     let t = s.theme;
-    let mut spans = vec![Span::raw(" ")];
     let mut views = View::TABS.to_vec();
     if s.view == View::Detail {
         views.push(View::Detail);
     }
     let narrow = s.screen.width < COMPACT_BELOW;
-    for (i, v) in views.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(if narrow { "│" } else { " │ " }, t.dim()));
-        }
-        let style = if *v == s.view {
-            t.title().patch(t.selected())
-        } else {
-            t.dim()
-        };
-        let label = match (narrow, v) {
-            (true, View::Interrupts) => "IRQs",
-            _ => v.label(),
-        };
-        spans.push(Span::styled(label, style));
-    }
-    spans.push(Span::raw(" "));
-    Line::from(spans)
+    let at = views.iter().position(|v| *v == s.view).unwrap_or(0);
+    let pieces = views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let style = if *v == s.view {
+                t.title().patch(t.selected())
+            } else {
+                t.dim()
+            };
+            let keep = if i == at {
+                ALWAYS
+            } else {
+                u8::try_from(100 - at.abs_diff(i)).unwrap_or(0)
+            };
+            match (narrow, v) {
+                (true, View::Interrupts) => Piece::new("IRQs", style, keep),
+                _ => Piece::new(v.label(), style, keep),
+            }
+        })
+        .collect();
+    let sep = Span::styled(if narrow { "│" } else { " │ " }, t.dim());
+    // two corners and a rule of at least one column around the tabs
+    let room = usize::from(s.screen.width).saturating_sub(4);
+    let mut line = fit(" ", pieces, &sep, room);
+    line.spans.push(Span::raw(" "));
+    line
 }
 
 /// Right side of the body's top border: order, filter, counts, watched

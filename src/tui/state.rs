@@ -220,8 +220,8 @@ pub struct State {
     pub paint: Paint,
     /// The selected entry of the Findings view (newest first).
     pub finding_at: usize,
-    /// First line of the help shown (it scrolls on short screens).
-    pub help_scroll: u16,
+    /// First line of the pop-up shown (every pop-up scrolls on short screens).
+    pub popup_scroll: u16,
     /// The view is still the one noisetop started with: the first draw may
     /// switch to the overview when the CPUs do not fit.
     pub auto_view: bool,
@@ -282,7 +282,7 @@ impl State {
             filter: Filter::All,
             paint: Paint::Busy,
             finding_at: 0,
-            help_scroll: 0,
+            popup_scroll: 0,
             auto_view: true,
             arrived: None,
             now: None,
@@ -476,6 +476,9 @@ impl State {
 
     /// Carries out one action; returns what the loop must do beyond the state.
     pub fn update(&mut self, a: Action) -> Option<Effect> {
+        if self.overlay != Overlay::None {
+            return self.update_popup(a);
+        }
         match a {
             Action::Quit => self.quit = true,
             Action::Back => self.back_out(),
@@ -499,13 +502,11 @@ impl State {
             Action::PageDown => self.jump(self.page() as i64),
             Action::First => self.jump(i64::MIN / 2),
             Action::Last => self.jump(i64::MAX / 2),
-            Action::Detail if self.view == View::Findings || self.overlay == Overlay::Finding => {
-                let open = self.overlay != Overlay::Finding && !self.log.is_empty();
-                self.overlay = if open {
-                    Overlay::Finding
-                } else {
-                    Overlay::None
-                };
+            Action::Detail if self.view == View::Findings => {
+                if !self.log.is_empty() {
+                    self.overlay = Overlay::Finding;
+                    self.popup_scroll = 0;
+                }
             }
             Action::Detail => self.toggle_detail(),
             Action::NextView => self.cycle_view(1),
@@ -524,19 +525,46 @@ impl State {
         None
     }
 
+    /// Carries out a key while a pop-up is open: the moving keys scroll
+    /// it, Enter, Esc and the pop-up's own key close it, `?` and `u`
+    /// switch pop-ups, quit and pause keep working, and nothing else
+    /// reaches the screen behind it.
+    fn update_popup(&mut self, a: Action) -> Option<Effect> {
+        let page = i64::from(crate::tui::layout::body_rows(self.screen).max(1));
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Back => self.overlay = Overlay::None,
+            Action::Pause => return Some(self.toggle_pause()),
+            Action::Help => self.toggle_overlay(Overlay::Help),
+            Action::Why => self.toggle_overlay(Overlay::Why),
+            Action::Detail if self.overlay == Overlay::Finding => self.overlay = Overlay::None,
+            Action::Up => self.scroll_popup(-1),
+            Action::Down => self.scroll_popup(1),
+            Action::PageUp => self.scroll_popup(-page),
+            Action::PageDown => self.scroll_popup(page),
+            Action::First => self.scroll_popup(i64::MIN / 2),
+            Action::Last => self.scroll_popup(i64::MAX / 2),
+            _ => {}
+        }
+        None
+    }
+
+    fn scroll_popup(&mut self, delta: i64) {
+        let last = i64::from(crate::tui::popup::max_scroll(self));
+        self.popup_scroll =
+            (i64::from(self.popup_scroll).saturating_add(delta)).clamp(0, last) as u16;
+    }
+
     fn toggle_overlay(&mut self, o: Overlay) {
         self.overlay = if self.overlay == o { Overlay::None } else { o };
-        self.help_scroll = 0;
+        self.popup_scroll = 0;
     }
 
     /// Moves the selection: in the help it scrolls, in the Findings view
     /// it moves between findings, in the overview it moves in the grid,
     /// elsewhere `dy` moves through the rows.
     fn step(&mut self, dx: i64, dy: i64) {
-        if self.overlay == Overlay::Help {
-            let last = crate::tui::popup::help_max_scroll(self);
-            self.help_scroll = self.help_scroll.saturating_add_signed(dy as i16).min(last);
-        } else if self.view == View::Findings && self.overlay == Overlay::None {
+        if self.view == View::Findings {
             let last = self.log.len().saturating_sub(1) as i64;
             self.finding_at = (self.finding_at as i64 + dy).clamp(0, last) as usize;
         } else if self.view == View::Overview {
@@ -552,11 +580,7 @@ impl State {
     /// the Findings view it moves between findings, elsewhere through the
     /// CPUs.
     fn jump(&mut self, delta: i64) {
-        if self.overlay == Overlay::Help {
-            let last = i64::from(crate::tui::popup::help_max_scroll(self));
-            self.help_scroll =
-                (i64::from(self.help_scroll).saturating_add(delta)).clamp(0, last) as u16;
-        } else if self.view == View::Findings && self.overlay == Overlay::None {
+        if self.view == View::Findings {
             let last = self.log.len().saturating_sub(1) as i64;
             self.finding_at = (self.finding_at as i64)
                 .saturating_add(delta)
@@ -619,10 +643,7 @@ impl State {
     /// (each takes at least two lines: evidence and fix).
     fn page(&self) -> usize {
         let rows = usize::from(crate::tui::layout::body_rows(self.screen));
-        if self.overlay == Overlay::Help {
-            return rows.max(1);
-        }
-        if self.view == View::Findings && self.overlay == Overlay::None {
+        if self.view == View::Findings {
             return (rows.saturating_sub(1) / 2).max(1);
         }
         let n = self.order().len();

@@ -291,7 +291,7 @@ fn findings_wrap_at_80_columns_instead_of_cutting_words() {
 }
 
 #[test]
-fn the_glossary_of_the_help_scrolls_on_a_small_screen() {
+fn the_glossary_of_the_popup_scrolls_on_a_small_screen() {
     let mut s = vm();
     s.update(Action::Help);
     let top = draw(&s, 80, 24);
@@ -327,25 +327,25 @@ fn page_keys_in_the_findings_view_move_between_findings_not_cpus() {
 }
 
 #[test]
-fn page_keys_in_the_help_scroll_it_and_end_then_up_moves_at_once() {
+fn page_keys_in_the_popup_scroll_it_and_end_then_up_moves_at_once() {
     let mut s = vm();
     s.screen = ratatui::layout::Size::new(80, 24);
     s.update(Action::Help);
     s.update(Action::PageDown);
-    assert_eq!(s.help_scroll, 16);
+    assert_eq!(s.popup_scroll, 16);
     assert!(draw(&s, 80, 24).contains("rows 17–"));
     s.update(Action::Last);
-    let end = s.help_scroll;
-    assert_eq!(end, crate::tui::popup::help_max_scroll(&s));
+    let end = s.popup_scroll;
+    assert_eq!(end, crate::tui::popup::max_scroll(&s));
     let bottom = draw(&s, 80, 24);
     assert!(bottom.contains("verdict"), "{bottom}");
     s.update(Action::Down);
-    assert_eq!(s.help_scroll, end, "no further than the last row");
+    assert_eq!(s.popup_scroll, end, "no further than the last row");
     s.update(Action::Up);
-    assert_eq!(s.help_scroll, end - 1);
+    assert_eq!(s.popup_scroll, end - 1);
     assert_ne!(draw(&s, 80, 24), bottom, "one Up after End shows a new row");
     s.update(Action::First);
-    assert_eq!(s.help_scroll, 0);
+    assert_eq!(s.popup_scroll, 0);
     assert!(draw(&s, 80, 24).contains("rows 1–"));
 }
 
