@@ -20,7 +20,7 @@ use crate::tui::theme::Theme;
 /// Fixed part of a wide row (everything but the two bars and the noise column).
 const WIDE_FIXED: usize = 105;
 /// Fixed part of a compact row (everything but the two bars and the noise column).
-const COMPACT_FIXED: usize = 29;
+const COMPACT_FIXED: usize = 30;
 
 /// What every row of one frame shares.
 struct Ctx<'a> {
@@ -181,7 +181,12 @@ fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
         .scale
         .max
         .map_or_else(|| fmt::UNKNOWN.to_string(), |m| format!("{m:.0}"));
-    let long = format!("frequency 0–{max} MHz, {} base", bars::BASE_MARK);
+    // the base mark is named only where the bar can draw it
+    let long = match (ctx.scale.max, ctx.scale.base) {
+        (Some(_), Some(_)) => format!("frequency 0–{max} MHz, {} base", bars::BASE_MARK),
+        (Some(_), None) => format!("frequency 0–{max} MHz"),
+        (None, _) => "frequency: scale unknown".to_string(),
+    };
     if long.chars().count() <= width {
         left(&long, width)
     } else {
@@ -227,7 +232,7 @@ fn compact_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     Line::from(vec![
         Span::styled("  CPU ", t.title()),
         Span::styled(freq_title(ctx, fb), t.title()),
-        Span::styled("  Avg Bsy ", t.title()),
+        Span::styled("  Avg Bsy% ", t.title()),
         Span::styled(left("C-states ↓", cb), t.title()),
         Span::styled(" IRQ/s CSW/s ", t.title()),
         Span::styled(left("noise", nw), t.title()),
@@ -283,6 +288,22 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         }
         out.push(Span::styled(label, style));
         used += sep + n;
+    }
+    if out.is_empty()
+        && ctx.s.one_instant()
+        && let Some(khz) = ctx
+            .s
+            .machine
+            .cpufreq
+            .iter()
+            .find(|f| f.cpu == cpu)
+            .and_then(|f| f.cur_khz)
+    {
+        // one read has no rate, but the kernel's last word on the clock
+        out.push(Span::styled(
+            fmt::left(&format!("cur {} MHz", khz / 1000), w),
+            ctx.t.dim(),
+        ));
     }
     if out.is_empty() {
         match verdict.map(|v| v.state) {
@@ -369,7 +390,7 @@ fn compact_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     spans.extend(bars::freq(r, ctx.scale, fb, t));
     spans.extend([
         num(&fmt::whole(f(|r| r.avg_mhz)), 5, t, false),
-        num(&fmt::pct(f(|r| r.busy_pct), 0), 4, t, false),
+        num(&fmt::pct(f(|r| r.busy_pct), 0), 5, t, false),
         Span::raw(" "),
     ]);
     spans.extend(bars::cstates(r, cb, t));
@@ -457,7 +478,7 @@ mod tests {
     #[test]
     fn bar_widths_grow_with_the_row() {
         assert_eq!(split(158, WIDE_FIXED, 12, 8), (21, 13, 19));
-        assert_eq!(split(78, COMPACT_FIXED, 10, 6), (19, 12, 18));
+        assert_eq!(split(78, COMPACT_FIXED, 10, 6), (19, 12, 17));
         // too narrow: the bars keep their minimum, the noise column gives way
         assert_eq!(split(35, COMPACT_FIXED, 10, 6), (10, 6, 0));
     }

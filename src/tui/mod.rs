@@ -33,6 +33,10 @@ mod tests;
 #[cfg(test)]
 mod tests_edges;
 #[cfg(test)]
+mod tests_empty;
+#[cfg(test)]
 mod tests_glance;
 #[cfg(test)]
 mod tests_popups;
+#[cfg(test)]
+mod tests_units;

@@ -108,14 +108,46 @@ fn finding_spans(s: &State, f: &Finding, prefix: Option<String>) -> Vec<Span<'st
     spans
 }
 
-/// What the pane says when there is nothing to show.
-fn nothing(s: &State) -> &'static str {
-    if s.latest.is_none() {
-        "findings appear after the first interval"
+/// What the pane says when there is nothing to show: why, and what to do.
+/// Nothing found where figures are missing is not quiet: it says so.
+fn nothing(s: &State) -> String {
+    let missing = s.statuses.iter().filter(|st| st.rung.is_none()).count();
+    let unmeasured = match missing {
+        0 => String::new(),
+        1 => " in what could be measured (1 metric unavailable, u: why)".into(),
+        n => format!(" in what could be measured ({n} metrics unavailable, u: why)"),
+    };
+    if s.one_instant() {
+        "one instant: no rates to judge; replay a capture of two instants or more".into()
+    } else if s.latest.is_none() {
+        "findings appear after the first interval".into()
     } else if s.watched.is_empty() {
-        "no noise found; mark benchmark CPUs with m (or --watch 2-5) to look for noise on them"
+        format!(
+            "no noise found{unmeasured}; mark benchmark CPUs with m (or --watch 2-5) to look for noise on them"
+        )
     } else {
-        "no noise found on the watched CPUs"
+        format!("no noise found on the watched CPUs{unmeasured}")
+    }
+}
+
+/// Says in the body why a view has no rows, and what to do.
+pub fn render_why_empty(s: &State, why: &str, area: Rect, buf: &mut Buffer) {
+    for (i, l) in wrap(
+        vec![Span::styled(why.to_string(), s.theme.warn())],
+        usize::from(area.width.saturating_sub(2)),
+        0,
+    )
+    .into_iter()
+    .take(usize::from(area.height))
+    .enumerate()
+    {
+        put(
+            buf,
+            area.x + 1,
+            area.y + i as u16,
+            &l,
+            area.width.saturating_sub(1),
+        );
     }
 }
 
@@ -175,9 +207,10 @@ pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     match s.findings.first() {
         Some(f) => {
-            let more = s.findings.len() - 1;
-            let prefix = if more > 0 {
-                format!(" +{more} ")
+            // the worst finding stands for all of them: say how many
+            let n = s.findings.len();
+            let prefix = if n > 1 {
+                format!(" worst of {n}: ")
             } else {
                 " ".to_string()
             };
@@ -289,15 +322,21 @@ fn entry_lines(s: &State, e: &Entry, width: usize) -> Vec<Line<'static>> {
         Span::raw(f.evidence.clone()),
     ];
     let mut lines = wrap(spans, width, 32);
-    let fix = f.fix.as_deref().unwrap_or("no usual fix");
-    lines.extend(wrap(
-        vec![
+    // no fix is said as such, never dressed as a command after an arrow
+    let fix = match f.fix.as_deref() {
+        Some(fix) => vec![
             Span::styled(format!("{}→ ", " ".repeat(30)), t.dim()),
             Span::styled(fix.to_string(), t.good()),
         ],
-        width,
-        32,
-    ));
+        None => vec![Span::styled(
+            format!(
+                "{}no usual fix: the evidence says where to look",
+                " ".repeat(32)
+            ),
+            t.dim(),
+        )],
+    };
+    lines.extend(wrap(fix, width, 32));
     lines
 }
 

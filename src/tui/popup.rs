@@ -85,7 +85,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     ("min–max", "lowest and highest Bzy seen this session, MHz"),
     (
-        "Busy",
+        "Busy, Bsy%",
         "time not idle, %: 100·ΔMPERF/ΔTSC; /proc/stat non-idle share without MPERF",
     ),
     (
@@ -139,6 +139,18 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     (
         "°C",
         "core temperature (hwmon coretemp/k10temp, else IA32_THERM_STATUS)",
+    ),
+    (
+        "cur",
+        "one instant (no rates): the kernel's current clock, MHz: cpufreq scaling_cur_freq",
+    ),
+    (
+        "MHz via",
+        "footer: where the clock figures come from: msr (APERF/MPERF), perf (msr PMU) or kernel (cpufreq, /proc/cpuinfo); u says which and why",
+    ),
+    (
+        "worst of N",
+        "the one-line findings ticker on short screens: the worst of the N findings now; tab to Findings for all",
     ),
     (
         "noise",
@@ -209,9 +221,14 @@ fn help_text(s: &State) -> Vec<Line<'static>> {
         .collect();
     lines.push(Line::from(""));
     let legend = [
-        format!(
-            " █▌░ {BASE_MARK}   frequency: solid to Avg_MHz, light to Bzy_MHz, {BASE_MARK} base"
-        ),
+        if s.machine.base_mhz.is_some() {
+            format!(
+                " █▌░ {BASE_MARK}   frequency: solid to Avg_MHz, light to Bzy_MHz, {BASE_MARK} base"
+            )
+        } else {
+            " █▌░    frequency: solid to Avg_MHz, light to Bzy_MHz (base clock unknown: no mark)"
+                .to_string()
+        },
         format!(
             " {}{}{}{}  C-states: C0 (busy), then idle states shallow to deep",
             SHADES[0], SHADES[1], SHADES[2], SHADES[3]
@@ -276,7 +293,10 @@ fn finding_text(s: &State) -> Vec<Line<'static>> {
         ),
         row(
             "fix",
-            f.fix.clone().unwrap_or_else(|| "no usual fix".to_string()),
+            f.fix.clone().unwrap_or_else(|| {
+                "none: no usual setting or command fixes this; the evidence says where to look"
+                    .to_string()
+            }),
         ),
         Line::from(""),
         Line::styled(" ⏎ or esc: close", t.dim()),

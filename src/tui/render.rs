@@ -68,13 +68,13 @@ impl Widget for &State {
             .border_style(self.theme.dim());
         let inner = block.inner(body);
         block.render(body, buf);
-        match self.view {
-            View::Cores => cores::render(self, inner, buf),
-            View::Overview => overview::render(self, inner, buf),
-            View::Interrupts => irqs::render(self, inner, buf),
-            View::Cstates => cstates::render(self, inner, buf),
-            View::Findings => pane::render_log(self, inner, buf),
-            View::Detail => detail::render(self, inner, buf),
+        let empty = matches!(
+            self.view,
+            View::Cores | View::Overview | View::Interrupts | View::Cstates
+        );
+        match self.why_no_rows() {
+            Some(why) if empty => pane::render_why_empty(self, &why, inner, buf),
+            _ => self.render_view(inner, buf),
         }
         if findings.height > 1 {
             pane::render_pane(self, findings, buf);
@@ -83,6 +83,19 @@ impl Widget for &State {
         }
         render_footer(self, footer, buf);
         popup::render(self, area, buf);
+    }
+}
+
+impl State {
+    fn render_view(&self, inner: Rect, buf: &mut Buffer) {
+        match self.view {
+            View::Cores => cores::render(self, inner, buf),
+            View::Overview => overview::render(self, inner, buf),
+            View::Interrupts => irqs::render(self, inner, buf),
+            View::Cstates => cstates::render(self, inner, buf),
+            View::Findings => pane::render_log(self, inner, buf),
+            View::Detail => detail::render(self, inner, buf),
+        }
     }
 }
 
@@ -184,10 +197,10 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
     // a recorder says its file, rows and size on every sample
     let rec = s.notes.iter().find(|n| n.starts_with("rec "));
     let right = match (area.width < COMPACT_BELOW, rec) {
-        (true, _) => format!("freq {rung} "),
-        (false, None) => format!("freq: {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2)),
+        (true, _) => format!("MHz via {rung} "),
+        (false, None) => format!("MHz via {rung} │ self {} % CPU ", fmt::pct(s.own_cpu, 2)),
         (false, Some(r)) => format!(
-            "{r} │ freq: {rung} │ self {} % CPU ",
+            "{r} │ MHz via {rung} │ self {} % CPU ",
             fmt::pct(s.own_cpu, 2)
         ),
     };

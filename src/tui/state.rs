@@ -410,7 +410,8 @@ impl State {
     /// Returns how long the sample on screen has been due for a successor:
     /// `Some(age)` when a live sample is older than two intervals.
     pub fn stale_for(&self) -> Option<Duration> {
-        if self.origin != Origin::Live || self.paused || self.ended.is_some() {
+        if self.origin != Origin::Live || self.paused || self.ended.is_some() || self.one_instant()
+        {
             return None;
         }
         let age = self.now?.checked_duration_since(self.arrived?)?;
@@ -432,6 +433,42 @@ impl State {
         if n > g.slots() {
             self.view = View::Overview;
         }
+    }
+
+    /// Tells whether the tree on screen is one instant (another machine's
+    /// tree, or a capture's files under `--root`): no second read will
+    /// come, so there are no rates, only what one read can show.
+    pub fn one_instant(&self) -> bool {
+        self.foreign.is_some()
+    }
+
+    /// Says why no CPU is listed, and what to do, when the filter or
+    /// `--cpus` leaves none.
+    pub fn why_no_rows(&self) -> Option<String> {
+        if !self.order().is_empty() {
+            return None;
+        }
+        Some(match self.filter {
+            Filter::Watched if self.watched.is_empty() => {
+                "only watched CPUs are shown, and none is watched: f shows all CPUs, \
+                 then m watches the selected one (or start with --watch 2-5)"
+                    .into()
+            }
+            Filter::Watched => "no watched CPU is online or within --cpus: f shows all CPUs".into(),
+            Filter::Noisy if self.latest.is_none() => {
+                "only noisy CPUs are shown, and no interval has been judged yet: f shows all CPUs"
+                    .into()
+            }
+            Filter::Noisy => {
+                "only noisy CPUs are shown, and no CPU has a finding in this interval: \
+                 f shows all CPUs"
+                    .into()
+            }
+            Filter::All if self.machine.online.is_empty() => {
+                "no online CPU found in this tree (check --root or --sysfs, u: why)".into()
+            }
+            Filter::All => "no online CPU is within --cpus: widen --cpus".into(),
+        })
     }
 
     /// Returns the rates of one CPU in the interval on screen.
