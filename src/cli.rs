@@ -171,6 +171,10 @@ pub struct LiveArgs {
     /// With --batch: also write every raw input to DIR as a capture.
     #[arg(long, value_name = "DIR", requires = "batch")]
     pub capture: Option<PathBuf>,
+    /// Neither restore nor save the dashboard's watched CPUs, sort, filter
+    /// and overview metric (noisetop/dashboard.json in the XDG state folder).
+    #[arg(long)]
+    pub no_state: bool,
     #[command(flatten)]
     pub sample: SampleArgs,
     #[command(flatten)]

@@ -13,7 +13,7 @@ use crate::noise::{Severity, VerdictState};
 use crate::tui::bars::{self, FreqScale};
 use crate::tui::fit::put;
 use crate::tui::fmt::{self, left, right};
-use crate::tui::layout::{Geometry, WIDE_FROM};
+use crate::tui::layout::{Geometry, SUMMARY_ROWS};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
@@ -35,7 +35,16 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         return;
     }
     let order = s.order();
-    let g = Geometry::of(area.height - 1, area.width + 2, order.len());
+    let g = Geometry::of(
+        area.height.saturating_sub(1 + SUMMARY_ROWS),
+        area.width + 2,
+        order.len(),
+    );
+    // the rows listed, summed up: turbostat's `-` row
+    let all = s.latest.as_ref().map(|iv| {
+        let rows: Vec<&CpuRates> = order.iter().filter_map(|c| iv.cpu(*c)).collect();
+        crate::tui::summary::of(&rows)
+    });
     let ctx = Ctx {
         s,
         t: s.theme,
@@ -63,14 +72,22 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             compact_header(&ctx, colw as usize)
         };
         put(buf, x, area.y, &head, colw);
+        if col == 0 {
+            let line = if g.wide {
+                wide_row(&ctx, ALL, all.as_ref(), colw as usize)
+            } else {
+                compact_row(&ctx, ALL, all.as_ref(), colw as usize)
+            };
+            put(buf, x, area.y + 1, &line, colw);
+        }
         for row in 0..g.rows {
             let i = first + col as usize * g.rows as usize + row as usize;
             let Some(&cpu) = order.get(i) else { break };
-            let y = area.y + 1 + row;
+            let y = area.y + 1 + SUMMARY_ROWS + row;
             let line = if g.wide {
-                wide_row(&ctx, cpu, colw as usize)
+                wide_row(&ctx, cpu, ctx.s.rates(cpu), colw as usize)
             } else {
-                compact_row(&ctx, cpu, colw as usize)
+                compact_row(&ctx, cpu, ctx.s.rates(cpu), colw as usize)
             };
             put(buf, x, y, &line, colw);
             if Some(cpu) == s.selected {
@@ -82,10 +99,10 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     bottom_legend(&ctx, g, area, buf);
     crate::tui::pane::rows_position(area, buf, first, shown as usize, order.len(), ctx.t);
     let pkgs = package_rows(s);
-    if g.wide && g.columns == 1 && pkgs > 0 && shown + 1 + pkgs <= g.rows {
+    if g.columns == 1 && pkgs > 0 && shown + 1 + pkgs <= g.rows {
         packages(
             &ctx,
-            Rect::new(area.x, area.y + 2 + shown, area.width, pkgs),
+            Rect::new(area.x, area.y + 2 + SUMMARY_ROWS + shown, area.width, pkgs),
             buf,
         );
     }
@@ -128,15 +145,18 @@ fn package_rows(s: &State) -> u16 {
 
 /// Height of the Cores box (borders included) when every CPU fits in one
 /// column: header, rows, and the package lines of wide rows.
-pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
+pub fn wanted_rows(s: &State, _width: u16) -> Option<u16> {
     let n = u16::try_from(s.order().len()).ok()?;
-    let pkgs = if width >= WIDE_FROM && package_rows(s) > 0 {
+    let pkgs = if package_rows(s) > 0 {
         1 + package_rows(s)
     } else {
         0
     };
-    Some(3 + n.max(1) + pkgs)
+    Some(3 + SUMMARY_ROWS + n.max(1) + pkgs)
 }
+
+/// The summary row's stand-in for a CPU number.
+const ALL: u32 = u32::MAX;
 
 /// Widths of the two bars and the noise column for a row of `w` cells.
 fn split(w: usize, fixed: usize, min_freq: usize, min_cst: usize) -> (usize, usize, usize) {
@@ -239,8 +259,11 @@ fn compact_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     ])
 }
 
-/// `▸` for a watched CPU, then its number.
+/// `▸` for a watched CPU, then its number; `all` on the summary row.
 fn cpu_cell(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
+    if cpu == ALL {
+        return vec![Span::styled(format!(" {}", right("all", w)), ctx.t.title())];
+    }
     let watched = ctx.s.is_watched(cpu);
     vec![
         Span::styled(if watched { "▸" } else { " " }, ctx.t.watched()),
@@ -326,16 +349,18 @@ fn num(v: &str, w: usize, t: Theme, zero_dim: bool) -> Span<'static> {
     Span::styled(right(v, w), style)
 }
 
-fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
+fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let r = ctx.s.rates(cpu);
     let topo = ctx.s.machine.topo(cpu);
     let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
-    let core = topo
-        .and_then(|x| x.core)
-        .map_or_else(|| fmt::UNKNOWN.into(), |c| c.to_string());
+    let core = match topo.and_then(|x| x.core) {
+        _ if cpu == ALL => String::new(),
+        Some(c) => c.to_string(),
+        None => fmt::UNKNOWN.into(),
+    };
     // a known sibling list holding only this CPU means no SMT sibling
     let sib = match topo.map(|x| &x.siblings) {
+        _ if cpu == ALL => String::new(),
         Some(l) if !l.is_empty() => l
             .iter()
             .find(|s| **s != cpu)
@@ -380,9 +405,8 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn compact_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
+fn compact_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let r = ctx.s.rates(cpu);
     let (fb, cb, nw) = split(w, COMPACT_FIXED, 10, 6);
     let f = |g: fn(&CpuRates) -> Option<f64>| r.and_then(g);
     let mut spans = cpu_cell(ctx, cpu, 4);
@@ -409,21 +433,14 @@ fn packages(ctx: &Ctx<'_>, area: Rect, buf: &mut Buffer) {
     let t = ctx.t;
     let Some(iv) = &ctx.s.latest else { return };
     for (i, p) in iv.pkgs.iter().enumerate().take(area.height as usize) {
+        // turbostat's order: temperature, package C-states, then power;
+        // on a narrow screen the power domains are what gives way
         let mut spans = vec![
             Span::styled(format!(" pkg {:<3}", p.package), t.title()),
             Span::styled(" │ ", t.dim()),
+            Span::raw(format!("{} °C", fmt::whole(p.temp_c))),
+            Span::styled(" │ ", t.dim()),
         ];
-        let watts: Vec<String> = p
-            .watts
-            .iter()
-            .map(|(d, w)| format!("{d} {} W", fmt::pct(*w, 1)))
-            .collect();
-        spans.push(Span::raw(if watts.is_empty() {
-            "power ·".to_string()
-        } else {
-            watts.join("  ")
-        }));
-        spans.push(Span::styled(" │ ", t.dim()));
         let cst: Vec<String> = p
             .cstates
             .iter()
@@ -435,7 +452,16 @@ fn packages(ctx: &Ctx<'_>, area: Rect, buf: &mut Buffer) {
             cst.join("  ")
         }));
         spans.push(Span::styled(" │ ", t.dim()));
-        spans.push(Span::raw(format!("{} °C", fmt::whole(p.temp_c))));
+        let watts: Vec<String> = p
+            .watts
+            .iter()
+            .map(|(d, w)| format!("{d} {} W", fmt::pct(*w, 1)))
+            .collect();
+        spans.push(Span::raw(if watts.is_empty() {
+            "power ·".to_string()
+        } else {
+            watts.join("  ")
+        }));
         put(
             buf,
             area.x,

@@ -50,6 +50,8 @@ pub enum Action {
     Why,
     /// Show the help.
     Help,
+    /// A digit of the CPU number to jump to, typed one after another.
+    Digit(u8),
 }
 
 /// One row of the key table.
@@ -215,6 +217,8 @@ pub const BINDINGS: &[Binding] = &[
         Action::Why,
         9,
     ),
+    // the digits are matched in `action_for`; this row names them
+    b(&[], "0-9", "go to CPU by number", Action::Digit(0), 0),
     b(
         &[(KeyCode::Char('?'), false), (KeyCode::F(1), false)],
         "?",
@@ -231,6 +235,9 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
         return None;
     }
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    if let (KeyCode::Char(c @ '0'..='9'), false) = (ev.code, ctrl) {
+        return Some(Action::Digit(c as u8 - b'0'));
+    }
     BINDINGS
         .iter()
         .find(|bd| {

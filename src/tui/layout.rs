@@ -23,6 +23,14 @@ pub fn body_rows(screen: Size) -> u16 {
         .saturating_sub(HEADER_ROWS + pane_rows(screen.height) + 1 + 3)
 }
 
+/// Rows the Cores view gives the summary row (all CPUs) above the CPUs.
+pub const SUMMARY_ROWS: u16 = 1;
+
+/// CPU rows of the Cores view: the body's rows less the summary row.
+pub fn cpu_rows(screen: Size) -> u16 {
+    body_rows(screen).saturating_sub(SUMMARY_ROWS)
+}
+
 /// Width from which rows carry every figure.
 pub const WIDE_FROM: u16 = 150;
 /// Narrowest compact column (inside the borders).

@@ -21,8 +21,10 @@ pub mod pane;
 pub mod popup;
 pub mod render;
 pub mod run;
+pub mod saved;
 pub mod selfcost;
 pub mod state;
+pub mod summary;
 pub mod theme;
 
 pub use run::run;
@@ -38,5 +40,7 @@ mod tests_empty;
 mod tests_glance;
 #[cfg(test)]
 mod tests_popups;
+#[cfg(test)]
+mod tests_turbostat;
 #[cfg(test)]
 mod tests_units;

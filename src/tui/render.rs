@@ -168,6 +168,18 @@ fn body_title(s: &State, room: usize) -> Line<'static> {
             7,
         ));
     }
+    if !s.goto.is_empty() {
+        let found = s.selected.map(|c| c.to_string()) == Some(s.goto.clone());
+        pieces.push(Piece::new(
+            if found {
+                format!("CPU {}", s.goto)
+            } else {
+                format!("CPU {}: not listed", s.goto)
+            },
+            t.title(),
+            ALWAYS,
+        ));
+    }
     if s.paused {
         pieces.push(Piece::or_short(
             if s.held.is_empty() {

@@ -218,6 +218,8 @@ pub struct State {
     pub filter: Filter,
     /// The metric the overview colours its cells by.
     pub paint: Paint,
+    /// The digits typed so far of a CPU number to jump to.
+    pub goto: String,
     /// The selected entry of the Findings view (newest first).
     pub finding_at: usize,
     /// First line of the pop-up shown (every pop-up scrolls on short screens).
@@ -282,6 +284,7 @@ impl State {
             filter: Filter::All,
             paint: Paint::Busy,
             finding_at: 0,
+            goto: String::new(),
             popup_scroll: 0,
             auto_view: true,
             arrived: None,
@@ -426,7 +429,7 @@ impl State {
         }
         let n = self.order().len();
         let g = crate::tui::layout::Geometry::of(
-            crate::tui::layout::body_rows(self.screen),
+            crate::tui::layout::cpu_rows(self.screen),
             self.screen.width,
             n,
         );
@@ -516,6 +519,11 @@ impl State {
         if self.overlay != Overlay::None {
             return self.update_popup(a);
         }
+        if let Action::Digit(d) = a {
+            self.go_to_digit(d);
+            return None;
+        }
+        self.goto.clear();
         match a {
             Action::Quit => self.quit = true,
             Action::Back => self.back_out(),
@@ -551,6 +559,7 @@ impl State {
             Action::Slower => return self.step_pace(true),
             Action::Faster => return self.step_pace(false),
             Action::Mark => return self.toggle_mark(),
+            Action::Digit(_) => {}
             Action::Sort => {
                 self.sort = match self.sort {
                     Sort::Cpu => Sort::Noise,
@@ -560,6 +569,23 @@ impl State {
             }
         }
         None
+    }
+
+    /// Adds a digit to the CPU number being typed and selects that CPU
+    /// when it is listed (`12` selects CPU 1, then CPU 12); a number no
+    /// CPU starts with begins again from this digit.
+    fn go_to_digit(&mut self, d: u8) {
+        let order = self.order();
+        let max = order.iter().max().copied().unwrap_or(0);
+        self.goto.push(char::from(b'0' + d));
+        let n: u64 = self.goto.parse().unwrap_or(u64::MAX);
+        if n > u64::from(max) || self.goto.len() > 1 && self.goto.starts_with('0') {
+            self.goto = d.to_string();
+        }
+        let n: u32 = self.goto.parse().unwrap_or(0);
+        if order.contains(&n) {
+            self.selected = Some(n);
+        }
     }
 
     /// Carries out a key while a pop-up is open: the moving keys scroll
@@ -685,7 +711,7 @@ impl State {
         }
         let n = self.order().len();
         crate::tui::layout::Geometry::of(
-            crate::tui::layout::body_rows(self.screen),
+            crate::tui::layout::cpu_rows(self.screen),
             self.screen.width,
             n,
         )

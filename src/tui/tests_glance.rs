@@ -192,7 +192,7 @@ fn every_view_keeps_help_view_and_watch_in_the_footer_at_80x24() {
 fn lists_that_scroll_say_which_rows_show() {
     let mut s = server();
     for (v, want) in [
-        (View::Cores, "rows 1–16 of 64"),
+        (View::Cores, "rows 1–15 of 64"),
         (View::Cstates, "rows 1–"),
         (View::Interrupts, "CPUs 1–"),
     ] {
@@ -291,7 +291,7 @@ fn findings_wrap_at_80_columns_instead_of_cutting_words() {
 }
 
 #[test]
-fn the_glossary_of_the_popup_scrolls_on_a_small_screen() {
+fn the_glossary_of_the_help_scrolls_on_a_small_screen() {
     let mut s = vm();
     s.update(Action::Help);
     let top = draw(&s, 80, 24);
@@ -327,7 +327,7 @@ fn page_keys_in_the_findings_view_move_between_findings_not_cpus() {
 }
 
 #[test]
-fn page_keys_in_the_popup_scroll_it_and_end_then_up_moves_at_once() {
+fn page_keys_in_the_help_scroll_it_and_end_then_up_moves_at_once() {
     let mut s = vm();
     s.screen = ratatui::layout::Size::new(80, 24);
     s.update(Action::Help);
