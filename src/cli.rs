@@ -171,6 +171,13 @@ pub struct LiveArgs {
     /// With --batch: also write every raw input to DIR as a capture.
     #[arg(long, value_name = "DIR", requires = "batch")]
     pub capture: Option<PathBuf>,
+    /// Show only these of the wide rows' optional columns (`IRQ,LOC,CSW`):
+    /// IRQ/s, LOC/s, CSW/s, MIG/s, SIRQ, stl%.
+    #[arg(long, value_parser = parse_columns, value_name = "LIST")]
+    pub show: Option<Columns>,
+    /// Hide these of the wide rows' optional columns (`MIG,stl%`).
+    #[arg(long, value_parser = parse_columns, value_name = "LIST")]
+    pub hide: Option<Columns>,
     /// Neither restore nor save the dashboard's watched CPUs, sort, filter
     /// and overview metric (noisetop/dashboard.json in the XDG state folder).
     #[arg(long)]
@@ -288,6 +295,15 @@ pub struct RunArgs {
 /// A parsed CPU list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<u32>);
+
+/// Optional Cores columns by index into the dashboard's column table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns(pub Vec<usize>);
+
+/// Parses a `--show`/`--hide` column list.
+pub fn parse_columns(s: &str) -> Result<Columns, String> {
+    crate::tui::columns::parse(s).map(Columns)
+}
 
 /// Parses a CPU list argument; an empty list is an error.
 pub fn parse_cpus(s: &str) -> Result<CpuList, String> {

@@ -176,6 +176,10 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     if let Some(sv) = &saved {
         sv.apply(&mut state);
     }
+    state.columns = crate::tui::columns::shown(
+        a.show.as_ref().map(|c| c.0.as_slice()),
+        a.hide.as_ref().map_or(&[], |c| c.0.as_slice()),
+    );
     let r = on_terminal(&mut state, &mut wiring);
     if let Some(p) = &saved_at
         && let Err(e) = crate::tui::saved::Saved::of(&state).save(p)

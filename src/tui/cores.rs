@@ -17,8 +17,15 @@ use crate::tui::layout::{Geometry, SUMMARY_ROWS};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
-/// Fixed part of a wide row (everything but the two bars and the noise column).
+/// Fixed part of a wide row (everything but the two bars and the noise
+/// column) with every optional column shown.
 const WIDE_FIXED: usize = 105;
+
+/// Fixed part of a wide row with the optional columns on screen.
+fn wide_fixed(s: &State) -> usize {
+    let all: Vec<usize> = (0..crate::tui::columns::COLUMNS.len()).collect();
+    WIDE_FIXED - crate::tui::columns::width(&all) + crate::tui::columns::width(&s.columns)
+}
 /// Fixed part of a compact row (everything but the two bars and the noise column).
 const COMPACT_FIXED: usize = 30;
 
@@ -116,7 +123,7 @@ fn bottom_legend(ctx: &Ctx<'_>, g: Geometry, area: Rect, buf: &mut Buffer) {
         return;
     }
     let (_, cb, _) = if g.wide {
-        split(area.width as usize, WIDE_FIXED, 12, 8)
+        split(area.width as usize, wide_fixed(ctx.s), 12, 8)
     } else {
         (0, 0, 0)
     };
@@ -216,7 +223,7 @@ fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
 
 fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
+    let (fb, cb, nw) = split(w, wide_fixed(ctx.s), 12, 8);
     let mut legend = bars::legend(&state_names(ctx.s), t);
     let legend_w: usize = legend.iter().map(|s| s.content.chars().count()).sum();
     if legend_w > cb {
@@ -237,7 +244,17 @@ fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     spans.extend(legend);
     spans.extend([
         Span::styled(" │ ", t.dim()),
-        Span::styled("IRQ/s LOC/s CSW/s MIG/s  SIRQ stl%", t.title()),
+        Span::styled(
+            ctx.s
+                .columns
+                .iter()
+                .map(|i| {
+                    let c = &crate::tui::columns::COLUMNS[*i];
+                    right(c.name, c.width)
+                })
+                .collect::<String>(),
+            t.title(),
+        ),
         Span::styled(" │ ", t.dim()),
         Span::styled(" °C", t.title()),
         Span::styled(" │ ", t.dim()),
@@ -352,7 +369,7 @@ fn num(v: &str, w: usize, t: Theme, zero_dim: bool) -> Span<'static> {
 fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'static> {
     let t = ctx.t;
     let topo = ctx.s.machine.topo(cpu);
-    let (fb, cb, nw) = split(w, WIDE_FIXED, 12, 8);
+    let (fb, cb, nw) = split(w, wide_fixed(ctx.s), 12, 8);
     let core = match topo.and_then(|x| x.core) {
         _ if cpu == ALL => String::new(),
         Some(c) => c.to_string(),
@@ -390,13 +407,11 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'st
     spans.extend(bars::cstates(r, cb, t));
     spans.push(num(&bars::exit_latency(r), 9, t, false));
     spans.push(Span::styled(" │ ", t.dim()));
+    for i in &ctx.s.columns {
+        let c = &crate::tui::columns::COLUMNS[*i];
+        spans.push(num(&(c.value)(r), c.width, t, true));
+    }
     spans.extend([
-        num(&fmt::rate(f(|r| r.irq_per_s)), 5, t, true),
-        num(&fmt::rate(f(|r| r.loc_per_s)), 6, t, true),
-        num(&fmt::rate(f(|r| r.csw_per_s)), 6, t, true),
-        num(&fmt::rate(f(|r| r.mig_per_s)), 6, t, true),
-        num(&fmt::rate(f(|r| r.softirq_per_s)), 6, t, true),
-        num(&fmt::pct(r.and_then(|r| r.time?.steal), 1), 5, t, true),
         Span::styled(" │ ", t.dim()),
         num(&fmt::whole(f(|r| r.temp_c)), 3, t, false),
         Span::styled(" │ ", t.dim()),
@@ -487,8 +502,17 @@ mod tests {
                 rows: 36
             }
         );
-        // 64 CPUs on 160 columns: two compact columns, 72 slots
+        // 64 CPUs on 160 columns: every column, one set, scrolling
         let g = Geometry::of(36, 160, 64);
+        assert_eq!((g.wide, g.columns, g.slots()), (true, 1, 36));
+        // 96 CPUs on 240 columns: still one set of every column
+        let g = Geometry::of(54, 240, 96);
+        assert_eq!((g.wide, g.columns), (true, 1));
+        // two wide sets only where both fit whole
+        let g = Geometry::of(54, 310, 96);
+        assert_eq!((g.wide, g.columns, g.slots()), (true, 2, 108));
+        // 64 CPUs on 146 columns: two compact columns, 72 slots
+        let g = Geometry::of(36, 146, 64);
         assert_eq!((g.wide, g.columns, g.slots()), (false, 2, 72));
         // 80 columns: compact, one column, scrolling
         assert_eq!(

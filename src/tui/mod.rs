@@ -5,6 +5,7 @@
 //! to `State::update`.
 
 pub mod bars;
+pub mod columns;
 pub mod cores;
 pub mod cstates;
 pub mod detail;
@@ -44,3 +45,5 @@ mod tests_popups;
 mod tests_turbostat;
 #[cfg(test)]
 mod tests_units;
+#[cfg(test)]
+mod tests_wide;

@@ -218,6 +218,9 @@ pub struct State {
     pub filter: Filter,
     /// The metric the overview colours its cells by.
     pub paint: Paint,
+    /// The optional columns of wide rows shown (`--show`/`--hide`), by
+    /// index into `columns::COLUMNS`.
+    pub columns: Vec<usize>,
     /// The digits typed so far of a CPU number to jump to.
     pub goto: String,
     /// The selected entry of the Findings view (newest first).
@@ -285,6 +288,7 @@ impl State {
             paint: Paint::Busy,
             finding_at: 0,
             goto: String::new(),
+            columns: crate::tui::columns::shown(None, &[]),
             popup_scroll: 0,
             auto_view: true,
             arrived: None,
