@@ -176,10 +176,13 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     if let Some(sv) = &saved {
         sv.apply(&mut state);
     }
-    state.columns = crate::tui::columns::shown(
-        a.show.as_ref().map(|c| c.0.as_slice()),
-        a.hide.as_ref().map_or(&[], |c| c.0.as_slice()),
-    );
+    if a.show.is_some() || a.hide.is_some() {
+        state.columns = crate::tui::columns::shown(
+            a.show.as_ref().map(|c| c.0.as_slice()),
+            a.hide.as_ref().map_or(&[], |c| c.0.as_slice()),
+        );
+        state.chosen_columns.clone_from(&state.columns);
+    }
     let r = on_terminal(&mut state, &mut wiring);
     if let Some(p) = &saved_at
         && let Err(e) = crate::tui::saved::Saved::of(&state).save(p)

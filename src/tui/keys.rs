@@ -52,6 +52,8 @@ pub enum Action {
     Help,
     /// A digit of the CPU number to jump to, typed one after another.
     Digit(u8),
+    /// Switch wide rows between every optional column and the chosen ones.
+    Columns,
 }
 
 /// One row of the key table.
@@ -216,6 +218,13 @@ pub const BINDINGS: &[Binding] = &[
         "why unavailable",
         Action::Why,
         9,
+    ),
+    b(
+        &[(KeyCode::Char('o'), false)],
+        "o",
+        "all columns / chosen (--show, --hide)",
+        Action::Columns,
+        0,
     ),
     // the digits are matched in `action_for`; this row names them
     b(&[], "0-9", "go to CPU by number", Action::Digit(0), 0),

@@ -221,6 +221,9 @@ pub struct State {
     /// The optional columns of wide rows shown (`--show`/`--hide`), by
     /// index into `columns::COLUMNS`.
     pub columns: Vec<usize>,
+    /// The columns `--show`/`--hide` chose (IRQ/s and CSW/s without
+    /// them): `o` switches between these and every column.
+    pub chosen_columns: Vec<usize>,
     /// The digits typed so far of a CPU number to jump to.
     pub goto: String,
     /// The selected entry of the Findings view (newest first).
@@ -289,6 +292,7 @@ impl State {
             finding_at: 0,
             goto: String::new(),
             columns: crate::tui::columns::shown(None, &[]),
+            chosen_columns: vec![0, 2],
             popup_scroll: 0,
             auto_view: true,
             arrived: None,
@@ -564,6 +568,14 @@ impl State {
             Action::Faster => return self.step_pace(false),
             Action::Mark => return self.toggle_mark(),
             Action::Digit(_) => {}
+            Action::Columns => {
+                let all = crate::tui::columns::shown(None, &[]);
+                self.columns = if self.columns == all {
+                    self.chosen_columns.clone()
+                } else {
+                    all
+                };
+            }
             Action::Sort => {
                 self.sort = match self.sort {
                     Sort::Cpu => Sort::Noise,

@@ -53,4 +53,20 @@ fn show_and_hide_choose_the_optional_columns() {
     s.columns = shown(Some(&parse("IRQ").unwrap()), &[]);
     let head = header(&s, 160, 50);
     assert!(head.contains("IRQ/s") && !head.contains("CSW/s"), "{head}");
+    // o switches between every column and the chosen ones
+    let mut s = server();
+    s.update(crate::tui::keys::Action::Columns);
+    let head = header(&s, 160, 50);
+    assert!(head.contains("IRQ/s") && head.contains("CSW/s"), "{head}");
+    assert!(!head.contains("LOC/s") && !head.contains("SIRQ"), "{head}");
+    s.update(crate::tui::keys::Action::Columns);
+    assert_eq!(header(&s, 160, 50), wide);
+    let k = ratatui::crossterm::event::KeyEvent::new(
+        ratatui::crossterm::event::KeyCode::Char('o'),
+        ratatui::crossterm::event::KeyModifiers::NONE,
+    );
+    assert_eq!(
+        crate::tui::keys::action_for(&k),
+        Some(crate::tui::keys::Action::Columns)
+    );
 }
