@@ -156,6 +156,17 @@ pub struct LiveArgs {
     /// With --batch: also write every raw input to DIR as a capture.
     #[arg(long, value_name = "DIR", requires = "batch")]
     pub capture: Option<PathBuf>,
+    /// Show only these of the wide rows' optional columns (`IRQ,LOC,CSW`):
+    /// IRQ/s, LOC/s, CSW/s, MIG/s, SIRQ, stl%.
+    #[arg(long, value_parser = parse_columns, value_name = "LIST")]
+    pub show: Option<Columns>,
+    /// Hide these of the wide rows' optional columns (`MIG,stl%`).
+    #[arg(long, value_parser = parse_columns, value_name = "LIST")]
+    pub hide: Option<Columns>,
+    /// Neither restore nor save the dashboard's watched CPUs, sort, filter
+    /// and overview metric (noisetop/dashboard.json in the XDG state folder).
+    #[arg(long)]
+    pub no_state: bool,
     #[command(flatten)]
     pub sample: SampleArgs,
     #[command(flatten)]
@@ -280,6 +291,15 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
         Err(_) => Err(format!("{s:?} is not a whole number of intervals")),
     }
+}
+
+/// Optional Cores columns by index into the dashboard's column table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns(pub Vec<usize>);
+
+/// Parses a `--show`/`--hide` column list.
+pub fn parse_columns(s: &str) -> Result<Columns, String> {
+    crate::tui::columns::parse(s).map(Columns)
 }
 
 /// Parses `1s`, `250ms`, `1.5`, `2m`, `1h` into a duration between 10 ms and 1 h.

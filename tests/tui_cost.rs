@@ -75,7 +75,7 @@ fn live_dashboard_cost_over_a_minute_at_one_second() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let cmd = format!(
-        "sh -c 'echo $$ > {}; exec {} --interval 1s'",
+        "sh -c 'echo $$ > {}; exec {} --interval 1s --no-state'",
         pidfile.display(),
         env!("CARGO_BIN_EXE_noisetop")
     );

@@ -85,7 +85,16 @@ fn on_terminal(state: &mut State, wiring: &mut Wiring<'_>) -> Result<()> {
 /// Opens the dashboard on the running machine.
 pub fn live(a: &LiveArgs) -> Result<()> {
     require_terminal()?;
-    let watched = a
+    let saved_at = (!a.no_state)
+        .then(crate::tui::saved::default_path)
+        .flatten();
+    let saved = saved_at.as_deref().and_then(|p| {
+        crate::tui::saved::Saved::load(p)
+            .map_err(|e| eprintln!("noisetop: {e}; starting without it"))
+            .ok()
+            .flatten()
+    });
+    let mut watched = a
         .watch
         .watch
         .as_ref()
@@ -93,11 +102,17 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         .unwrap_or_default();
     // without --pin, noisetop leaves the watched CPUs to the benchmark
     let pinned = a.watch.pin.is_some();
-    let affinity = crate::cmd::keep_off(&watched, pinned)?;
     let roots = crate::cmd::roots(&a.source);
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
     crate::cmd::check_cpus("--watch", &watched, &machine)?;
+    // --watch wins; else the CPUs watched last time that are online now
+    if a.watch.watch.is_none()
+        && let Some(sv) = &saved
+    {
+        watched = sv.watch_on(&machine.online);
+    }
+    let affinity = crate::cmd::keep_off(&watched, pinned)?;
     if let Some(c) = &a.cpus {
         crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
     }
@@ -168,7 +183,22 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         }),
         measure_self: true,
     };
+    if let Some(sv) = &saved {
+        sv.apply(&mut state);
+    }
+    if a.show.is_some() || a.hide.is_some() {
+        state.columns = crate::tui::columns::shown(
+            a.show.as_ref().map(|c| c.0.as_slice()),
+            a.hide.as_ref().map_or(&[], |c| c.0.as_slice()),
+        );
+        state.chosen_columns.clone_from(&state.columns);
+    }
     let r = on_terminal(&mut state, &mut wiring);
+    if let Some(p) = &saved_at
+        && let Err(e) = crate::tui::saved::Saved::of(&state).save(p)
+    {
+        eprintln!("noisetop: {e}: the watch set and view choices are not kept");
+    }
     if sampler.join().is_err() {
         bail!("the sampler thread panicked (its message is above)");
     }

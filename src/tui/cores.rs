@@ -11,15 +11,23 @@ use ratatui::text::{Line, Span};
 use crate::interval::CpuRates;
 use crate::noise::{Severity, VerdictState};
 use crate::tui::bars::{self, FreqScale};
+use crate::tui::fit::put;
 use crate::tui::fmt::{self, left, right};
-use crate::tui::layout::{Geometry, WIDE_FROM};
+use crate::tui::layout::{Geometry, SUMMARY_ROWS};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
-/// Fixed part of a wide row (everything but the two bars and the noise column).
+/// Fixed part of a wide row (everything but the two bars and the noise
+/// column) with every optional column shown.
 const WIDE_FIXED: usize = 105;
+
+/// Fixed part of a wide row with the optional columns on screen.
+fn wide_fixed(s: &State) -> usize {
+    let all: Vec<usize> = (0..crate::tui::columns::COLUMNS.len()).collect();
+    WIDE_FIXED - crate::tui::columns::width(&all) + crate::tui::columns::width(&s.columns)
+}
 /// Fixed part of a compact row (everything but the two bars and the noise column).
-const COMPACT_FIXED: usize = 29;
+const COMPACT_FIXED: usize = 30;
 
 /// What every row of one frame shares.
 struct Ctx<'a> {
@@ -37,7 +45,16 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         return;
     }
     let order = s.order();
-    let g = Geometry::of(area.height - 1, area.width + 2, order.len());
+    let g = Geometry::of(
+        area.height.saturating_sub(1 + SUMMARY_ROWS),
+        area.width + 2,
+        order.len(),
+    );
+    // the rows listed, summed up: turbostat's `-` row
+    let all = s.latest.as_ref().map(|iv| {
+        let rows: Vec<&CpuRates> = order.iter().filter_map(|c| iv.cpu(*c)).collect();
+        crate::tui::summary::of(&rows)
+    });
     let ctx = Ctx {
         s,
         t: s.theme,
@@ -71,17 +88,25 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         } else {
             compact_header(&ctx, colw as usize)
         };
-        buf.set_line(x, area.y, &head, colw);
+        put(buf, x, area.y, &head, colw);
+        if col == 0 {
+            let line = if g.wide {
+                wide_row(&ctx, ALL, all.as_ref(), colw as usize)
+            } else {
+                compact_row(&ctx, ALL, all.as_ref(), colw as usize)
+            };
+            put(buf, x, area.y + 1, &line, colw);
+        }
         for row in 0..g.rows {
             let i = first + col as usize * g.rows as usize + row as usize;
             let Some(&cpu) = order.get(i) else { break };
-            let y = area.y + 1 + row;
+            let y = area.y + 1 + SUMMARY_ROWS + row;
             let line = if g.wide {
-                wide_row(&ctx, cpu, colw as usize)
+                wide_row(&ctx, cpu, ctx.s.rates(cpu), colw as usize)
             } else {
-                compact_row(&ctx, cpu, colw as usize)
+                compact_row(&ctx, cpu, ctx.s.rates(cpu), colw as usize)
             };
-            buf.set_line(x, y, &line, colw);
+            put(buf, x, y, &line, colw);
             if Some(cpu) == s.selected {
                 buf.set_style(Rect::new(x, y, colw, 1), ctx.t.selected());
             }
@@ -91,10 +116,10 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     bottom_legend(&ctx, g, area, buf);
     crate::tui::pane::rows_position(area, buf, first, shown as usize, order.len(), ctx.t);
     let pkgs = package_rows(s);
-    if g.wide && g.columns == 1 && pkgs > 0 && shown + 1 + pkgs <= g.rows {
+    if g.columns == 1 && pkgs > 0 && shown + 1 + pkgs <= g.rows {
         packages(
             &ctx,
-            Rect::new(area.x, area.y + 2 + shown, area.width, pkgs),
+            Rect::new(area.x, area.y + 2 + SUMMARY_ROWS + shown, area.width, pkgs),
             buf,
         );
     }
@@ -108,7 +133,7 @@ fn bottom_legend(ctx: &Ctx<'_>, g: Geometry, area: Rect, buf: &mut Buffer) {
         return;
     }
     let (_, cb, _) = if g.wide {
-        split_for(ctx, area.width as usize, WIDE_FIXED, 12, 8)
+        split_for(ctx, area.width as usize, wide_fixed(ctx.s), 12, 8)
     } else {
         (0, 0, 0)
     };
@@ -119,7 +144,8 @@ fn bottom_legend(ctx: &Ctx<'_>, g: Geometry, area: Rect, buf: &mut Buffer) {
     }
     legend.insert(0, Span::styled(" C-states: ", ctx.t.dim()));
     legend.push(Span::raw(" "));
-    buf.set_line(
+    put(
+        buf,
         area.x + 1,
         area.y + area.height,
         &Line::from(legend),
@@ -136,15 +162,18 @@ fn package_rows(s: &State) -> u16 {
 
 /// Height of the Cores box (borders included) when every CPU fits in one
 /// column: header, rows, and the package lines of wide rows.
-pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
+pub fn wanted_rows(s: &State, _width: u16) -> Option<u16> {
     let n = u16::try_from(s.order().len()).ok()?;
-    let pkgs = if width >= WIDE_FROM && package_rows(s) > 0 {
+    let pkgs = if package_rows(s) > 0 {
         1 + package_rows(s)
     } else {
         0
     };
-    Some(3 + n.max(1) + pkgs)
+    Some(3 + SUMMARY_ROWS + n.max(1) + pkgs)
 }
+
+/// The summary row's stand-in for a CPU number.
+const ALL: u32 = u32::MAX;
 
 /// Widths of the two bars and the noise column for a row of `w` cells.
 fn split(w: usize, fixed: usize, min_freq: usize, min_cst: usize) -> (usize, usize, usize) {
@@ -227,7 +256,12 @@ fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
         .scale
         .max
         .map_or_else(|| fmt::UNKNOWN.to_string(), |m| format!("{m:.0}"));
-    let long = format!("frequency 0–{max} MHz, {} base", bars::BASE_MARK);
+    // the base mark is named only where the bar can draw it
+    let long = match (ctx.scale.max, ctx.scale.base) {
+        (Some(_), Some(_)) => format!("frequency 0–{max} MHz, {} base", bars::BASE_MARK),
+        (Some(_), None) => format!("frequency 0–{max} MHz"),
+        (None, _) => "frequency: scale unknown".to_string(),
+    };
     if long.chars().count() <= width {
         left(&long, width)
     } else {
@@ -237,7 +271,7 @@ fn freq_title(ctx: &Ctx<'_>, width: usize) -> String {
 
 fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let (fb, cb, nw) = split_for(ctx, w, WIDE_FIXED, 12, 8);
+    let (fb, cb, nw) = split_for(ctx, w, wide_fixed(ctx.s), 12, 8);
     let mut legend = bars::legend(&state_names(ctx.s), t);
     let legend_w: usize = legend.iter().map(|s| s.content.chars().count()).sum();
     if legend_w > cb {
@@ -258,7 +292,17 @@ fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     spans.extend(legend);
     spans.extend([
         Span::styled(" │ ", t.dim()),
-        Span::styled("IRQ/s LOC/s CSW/s MIG/s  SIRQ stl%", t.title()),
+        Span::styled(
+            ctx.s
+                .columns
+                .iter()
+                .map(|i| {
+                    let c = &crate::tui::columns::COLUMNS[*i];
+                    right(c.name, c.width)
+                })
+                .collect::<String>(),
+            t.title(),
+        ),
         Span::styled(" │ ", t.dim()),
         Span::styled(" °C", t.title()),
         Span::styled(" │ ", t.dim()),
@@ -273,15 +317,18 @@ fn compact_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
     Line::from(vec![
         Span::styled("  CPU ", t.title()),
         Span::styled(freq_title(ctx, fb), t.title()),
-        Span::styled("  Avg Bsy ", t.title()),
+        Span::styled("  Avg Bsy% ", t.title()),
         Span::styled(left("C-states ↓", cb), t.title()),
         Span::styled(" IRQ/s CSW/s ", t.title()),
         Span::styled(left("noise", nw), t.title()),
     ])
 }
 
-/// `▸` for a watched CPU, then its number.
+/// `▸` for a watched CPU, then its number; `all` on the summary row.
 fn cpu_cell(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
+    if cpu == ALL {
+        return vec![Span::styled(format!(" {}", right("all", w)), ctx.t.title())];
+    }
     let watched = ctx.s.is_watched(cpu);
     vec![
         Span::styled(if watched { "▸" } else { " " }, ctx.t.watched()),
@@ -339,6 +386,24 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         used += sep + n;
         shown += 1;
     }
+    if out.is_empty()
+        && ctx.s.one_instant()
+        && let Some(khz) = ctx
+            .s
+            .machine
+            .cpufreq
+            .iter()
+            .find(|f| f.cpu == cpu)
+            .and_then(|f| f.cur_khz)
+    {
+        // one read has no rate, but the kernel's last word on the clock
+        out.push(Span::styled(
+            fmt::left(&format!("cur {} MHz", khz / 1000), w),
+            ctx.t.dim(),
+        ));
+        // the clock fills the cell: no verdict mark after it
+        return out;
+    }
     if shown == usize::from(owned) {
         let state = match verdict.map(|v| v.state) {
             Some(VerdictState::Quiet) if ctx.s.is_watched(cpu) => {
@@ -366,16 +431,18 @@ fn num(v: &str, w: usize, t: Theme, zero_dim: bool) -> Span<'static> {
     Span::styled(right(v, w), style)
 }
 
-fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
+fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let r = ctx.s.rates(cpu);
     let topo = ctx.s.machine.topo(cpu);
-    let (fb, cb, nw) = split_for(ctx, w, WIDE_FIXED, 12, 8);
-    let core = topo
-        .and_then(|x| x.core)
-        .map_or_else(|| fmt::UNKNOWN.into(), |c| c.to_string());
+    let (fb, cb, nw) = split_for(ctx, w, wide_fixed(ctx.s), 12, 8);
+    let core = match topo.and_then(|x| x.core) {
+        _ if cpu == ALL => String::new(),
+        Some(c) => c.to_string(),
+        None => fmt::UNKNOWN.into(),
+    };
     // a known sibling list holding only this CPU means no SMT sibling
     let sib = match topo.map(|x| &x.siblings) {
+        _ if cpu == ALL => String::new(),
         Some(l) if !l.is_empty() => l
             .iter()
             .find(|s| **s != cpu)
@@ -405,13 +472,11 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     spans.extend(bars::cstates(r, cb, t));
     spans.push(num(&bars::exit_latency(r), 9, t, false));
     spans.push(Span::styled(" │ ", t.dim()));
+    for i in &ctx.s.columns {
+        let c = &crate::tui::columns::COLUMNS[*i];
+        spans.push(num(&(c.value)(r), c.width, t, true));
+    }
     spans.extend([
-        num(&fmt::rate(f(|r| r.irq_per_s)), 5, t, true),
-        num(&fmt::rate(f(|r| r.loc_per_s)), 6, t, true),
-        num(&fmt::rate(f(|r| r.csw_per_s)), 6, t, true),
-        num(&fmt::rate(f(|r| r.mig_per_s)), 6, t, true),
-        num(&fmt::rate(f(|r| r.softirq_per_s)), 6, t, true),
-        num(&fmt::pct(r.and_then(|r| r.time?.steal), 1), 5, t, true),
         Span::styled(" │ ", t.dim()),
         num(&fmt::whole(f(|r| r.temp_c)), 3, t, false),
         Span::styled(" │ ", t.dim()),
@@ -420,9 +485,8 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn compact_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
+fn compact_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let r = ctx.s.rates(cpu);
     let (fb, cb, nw) = split_for(ctx, w, COMPACT_FIXED, 10, 6);
     let f = |g: fn(&CpuRates) -> Option<f64>| r.and_then(g);
     let mut spans = cpu_cell(ctx, cpu, 4);
@@ -430,7 +494,7 @@ fn compact_row(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Line<'static> {
     spans.extend(bars::freq(r, ctx.scale, fb, t));
     spans.extend([
         num(&fmt::whole(f(|r| r.avg_mhz)), 5, t, false),
-        num(&fmt::pct(f(|r| r.busy_pct), 0), 4, t, false),
+        num(&fmt::pct(f(|r| r.busy_pct), 0), 5, t, false),
         Span::raw(" "),
     ]);
     spans.extend(bars::cstates(r, cb, t));
@@ -449,21 +513,14 @@ fn packages(ctx: &Ctx<'_>, area: Rect, buf: &mut Buffer) {
     let t = ctx.t;
     let Some(iv) = &ctx.s.latest else { return };
     for (i, p) in iv.pkgs.iter().enumerate().take(area.height as usize) {
+        // turbostat's order: temperature, package C-states, then power;
+        // on a narrow screen the power domains are what gives way
         let mut spans = vec![
             Span::styled(format!(" pkg {:<3}", p.package), t.title()),
             Span::styled(" │ ", t.dim()),
+            Span::raw(format!("{} °C", fmt::whole(p.temp_c))),
+            Span::styled(" │ ", t.dim()),
         ];
-        let watts: Vec<String> = p
-            .watts
-            .iter()
-            .map(|(d, w)| format!("{d} {} W", fmt::pct(*w, 1)))
-            .collect();
-        spans.push(Span::raw(if watts.is_empty() {
-            "power ·".to_string()
-        } else {
-            watts.join("  ")
-        }));
-        spans.push(Span::styled(" │ ", t.dim()));
         let cst: Vec<String> = p
             .cstates
             .iter()
@@ -475,8 +532,23 @@ fn packages(ctx: &Ctx<'_>, area: Rect, buf: &mut Buffer) {
             cst.join("  ")
         }));
         spans.push(Span::styled(" │ ", t.dim()));
-        spans.push(Span::raw(format!("{} °C", fmt::whole(p.temp_c))));
-        buf.set_line(area.x, area.y + i as u16, &Line::from(spans), area.width);
+        let watts: Vec<String> = p
+            .watts
+            .iter()
+            .map(|(d, w)| format!("{d} {} W", fmt::pct(*w, 1)))
+            .collect();
+        spans.push(Span::raw(if watts.is_empty() {
+            "power ·".to_string()
+        } else {
+            watts.join("  ")
+        }));
+        put(
+            buf,
+            area.x,
+            area.y + i as u16,
+            &Line::from(spans),
+            area.width,
+        );
     }
 }
 
@@ -495,8 +567,17 @@ mod tests {
                 rows: 36
             }
         );
-        // 64 CPUs on 160 columns: two compact columns, 72 slots
+        // 64 CPUs on 160 columns: every column, one set, scrolling
         let g = Geometry::of(36, 160, 64);
+        assert_eq!((g.wide, g.columns, g.slots()), (true, 1, 36));
+        // 96 CPUs on 240 columns: still one set of every column
+        let g = Geometry::of(54, 240, 96);
+        assert_eq!((g.wide, g.columns), (true, 1));
+        // two wide sets only where both fit whole
+        let g = Geometry::of(54, 310, 96);
+        assert_eq!((g.wide, g.columns, g.slots()), (true, 2, 108));
+        // 64 CPUs on 146 columns: two compact columns, 72 slots
+        let g = Geometry::of(36, 146, 64);
         assert_eq!((g.wide, g.columns, g.slots()), (false, 2, 72));
         // 80 columns: compact, one column, scrolling
         assert_eq!(
@@ -512,7 +593,7 @@ mod tests {
     #[test]
     fn bar_widths_grow_with_the_row() {
         assert_eq!(split(158, WIDE_FIXED, 12, 8), (21, 13, 19));
-        assert_eq!(split(78, COMPACT_FIXED, 10, 6), (19, 12, 18));
+        assert_eq!(split(78, COMPACT_FIXED, 10, 6), (19, 12, 17));
         // too narrow: the bars keep their minimum, the noise column gives way
         assert_eq!(split(35, COMPACT_FIXED, 10, 6), (10, 6, 0));
     }

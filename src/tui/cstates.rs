@@ -9,6 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::interval::{CpuRates, IdleRate};
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;
 
@@ -27,10 +28,24 @@ const FIG_W: usize = 6;
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let Some(iv) = &s.latest else {
-        buf.set_string(area.x + 1, area.y, "no interval yet", t.dim());
+        put_str(
+            buf,
+            area.x + 1,
+            area.y,
+            "no interval yet",
+            t.dim(),
+            area.width - 1,
+        );
         return;
     };
     let Some(first) = iv.cpus.first() else { return };
+    let measured = |r: &CpuRates| {
+        r.idle.iter().any(|st| st.pct.is_some()) || r.hw_cstates.iter().any(|h| h.1.is_some())
+    };
+    if !iv.cpus.iter().any(measured) {
+        static_states(s, area, buf);
+        return;
+    }
     let sw = if area.width >= WIDE_FROM {
         STATE_WIDE_W
     } else {
@@ -41,9 +56,9 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     // (the longest); the watched ones, read every sample, say their own
     let window = iv.cpus.iter().filter_map(|c| c.window_s).reduce(f64::max);
     let [names, units, cols] = header(s, first, window, sw);
-    buf.set_line(area.x, area.y, &names, area.width);
-    buf.set_line(area.x, area.y + 1, &units, area.width);
-    buf.set_line(area.x, area.y + 2, &cols, area.width);
+    put(buf, area.x, area.y, &names, area.width);
+    put(buf, area.x, area.y + 1, &units, area.width);
+    put(buf, area.x, area.y + 2, &cols, area.width);
     let order = s.order();
     let rows = area.height.saturating_sub(HEAD_ROWS + pkg_rows) as usize;
     let at = s
@@ -54,7 +69,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     for (i, cpu) in order.iter().skip(start).take(rows).enumerate() {
         let Some(r) = iv.cpu(*cpu) else { continue };
         let y = area.y + HEAD_ROWS + i as u16;
-        buf.set_line(area.x, y, &cpu_row(s, r, window, sw), area.width);
+        put(buf, area.x, y, &cpu_row(s, r, window, sw), area.width);
         if Some(*cpu) == s.selected {
             buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
         }
@@ -87,7 +102,80 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             },
             fmt::whole(p.temp_c)
         );
-        buf.set_string(area.x, py + i as u16, text, t.text());
+        put_str(buf, area.x, py + i as u16, text, t.text(), area.width);
+    }
+}
+
+/// What one read can show when no residency was measured: the states
+/// sysfs names for the selected CPU, with exit latency and target
+/// residency, and why there are no rates.
+fn static_states(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let cpu = s.selected.or_else(|| s.machine.online.first().copied());
+    let states = cpu.and_then(|c| s.machine.idle_states.get(&c));
+    let why = match (states, s.one_instant()) {
+        (Some(v), true) if !v.is_empty() => format!(
+            "one instant: rates need two. sysfs names {} idle states for CPU {}; residency and \
+             entries need a second read: replay a capture of two instants or more",
+            v.len(),
+            cpu.unwrap_or_default()
+        ),
+        (Some(v), false) if !v.is_empty() => format!(
+            "sysfs names {} idle states but no residency was read for them (u: why)",
+            v.len()
+        ),
+        _ => s
+            .machine
+            .idle_missing
+            .clone()
+            .unwrap_or_else(|| "no idle states: this tree has no cpuidle directory".into()),
+    };
+    let mut y = area.y;
+    let bottom = area.y + area.height;
+    for l in crate::tui::pane::wrap(
+        vec![Span::styled(why, t.warn())],
+        usize::from(area.width.saturating_sub(2)),
+        0,
+    ) {
+        if y >= bottom {
+            return;
+        }
+        put(buf, area.x + 1, y, &l, area.width.saturating_sub(1));
+        y += 1;
+    }
+    let Some(states) = states.filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let opt = |v: Option<u64>| v.map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
+    let head = format!(
+        " {} {} {} {}",
+        left("state", 10),
+        right("exit µs", 8),
+        right("target µs", 10),
+        "description"
+    );
+    if y < bottom {
+        put_str(buf, area.x, y, head, t.title(), area.width);
+        y += 1;
+    }
+    for st in states {
+        if y >= bottom {
+            break;
+        }
+        let name = if st.disabled == Some(true) {
+            format!("{} (off)", st.name)
+        } else {
+            st.name.to_string()
+        };
+        let text = format!(
+            " {} {} {} {}",
+            left(&name, 10),
+            right(&opt(st.latency_us), 8),
+            right(&opt(st.residency_us), 10),
+            st.desc
+        );
+        put_str(buf, area.x, y, text, t.text(), area.width);
+        y += 1;
     }
 }
 

@@ -10,6 +10,7 @@ use ratatui::widgets::{Sparkline, Widget};
 
 use crate::interval::CpuRates;
 use crate::tui::bars::SHADES;
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::history::{CpuHistory, Series};
 use crate::tui::state::State;
@@ -21,7 +22,7 @@ const PANEL_W: u16 = 44;
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let Some(cpu) = s.selected else { return };
-    buf.set_line(area.x, area.y, &title(s, cpu), area.width);
+    put(buf, area.x, area.y, &title(s, cpu), area.width);
     let body = Rect::new(
         area.x,
         area.y + 1,
@@ -39,7 +40,14 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     };
     match s.history.cpu(cpu) {
         Some(h) if !h.avg.is_empty() => render_charts(s, h, charts, buf),
-        _ => buf.set_string(charts.x + 1, charts.y, "no history yet", t.dim()),
+        _ => put_str(
+            buf,
+            charts.x + 1,
+            charts.y,
+            "no history yet",
+            t.dim(),
+            charts.width.saturating_sub(1),
+        ),
     }
     if let Some(p) = panel {
         render_panel(s, cpu, p, buf);
@@ -77,8 +85,58 @@ fn bars(series: &Series, n: usize, scale: f64) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// The time axis under the charts: the age of the oldest sample drawn at
+/// its column, the midpoint, and `now` at the newest; `n` samples of
+/// `dt` seconds each, one column apiece.
+pub fn time_axis(n: usize, dt: f64, width: usize) -> String {
+    let n = n.min(width);
+    if n < 2 {
+        return String::new();
+    }
+    let mut cells: Vec<char> = "─".repeat(n).chars().collect();
+    let mut label = |at: usize, text: &str| {
+        for (i, c) in text.chars().enumerate() {
+            if let Some(x) = cells.get_mut(at + i) {
+                *x = c;
+            }
+        }
+    };
+    let age = |cols: usize| format!("-{} ", fmt::seconds(cols as f64 * dt).replace(".0 s", " s"));
+    let oldest = age(n - 1);
+    let mid = age((n - 1) / 2);
+    label(0, &oldest);
+    // the midpoint label only where it clears both ends
+    let mid_at = n / 2 - mid.chars().count().min(n / 2) / 2;
+    if mid_at > oldest.chars().count() + 1 && mid_at + mid.chars().count() + 5 < n {
+        label(mid_at, &mid);
+    }
+    if n >= oldest.chars().count() + 5 {
+        label(n - 4, " now");
+    }
+    cells.into_iter().collect()
+}
+
 fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
+    // the last row is the time axis shared by the five charts
+    let dt = s
+        .latest
+        .as_ref()
+        .map_or(s.interval.as_secs_f64(), |iv| iv.dt_s);
+    let axis = time_axis(h.avg.len(), dt, area.width as usize);
+    let area = if area.height > 5 && !axis.is_empty() {
+        put_str(
+            buf,
+            area.x,
+            area.y + area.height - 1,
+            axis,
+            t.dim(),
+            area.width,
+        );
+        Rect::new(area.x, area.y, area.width, area.height - 1)
+    } else {
+        area
+    };
     let [freq, busy, cst, irq, csw] = area.layout(&Layout::vertical([Constraint::Fill(1); 5]));
     let w = area.width as usize;
     let max_mhz = s.machine.max_mhz.or(s.history.max_bzy).unwrap_or(1.0);
@@ -88,7 +146,7 @@ fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
         _ => String::new(),
     };
     let f_label = format!(
-        "Avg_MHz {}  Bzy_MHz {}  {range}  (scale 0–{max_mhz:.0})",
+        "Avg_MHz {}  Bzy_MHz {}  {range}  (scale 0–{max_mhz:.0} MHz)",
         fmt::whole(last(&h.avg)),
         fmt::whole(last(&h.bzy))
     );
@@ -111,7 +169,7 @@ fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
     cstate_mix(s, h, cst, buf);
     let irq_max = f64::from(h.irq.max_of_last(w).unwrap_or(1.0)).max(1.0);
     let i_label = format!(
-        "IRQ/s {}  (device {}, LOC {})  max {}",
+        "IRQ/s {}  (device {}, LOC {})  scale 0–{}/s",
         fmt::rate(last(&h.irq)),
         fmt::rate(last(&h.dev)),
         fmt::rate(last(&h.loc)),
@@ -120,7 +178,7 @@ fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
     chart(buf, irq, &i_label, &bars(&h.irq, w, irq_max), t.warn(), s);
     let csw_max = f64::from(h.csw.max_of_last(w).unwrap_or(1.0)).max(1.0);
     let c_label = format!(
-        "CSW/s {}  max {}",
+        "CSW/s {}  scale 0–{}/s",
         fmt::rate(last(&h.csw)),
         fmt::rate(Some(csw_max))
     );
@@ -132,7 +190,14 @@ fn chart(buf: &mut Buffer, area: Rect, label: &str, data: &[Option<u64>], style:
     if area.height == 0 {
         return;
     }
-    buf.set_string(area.x + 1, area.y, label, s.theme.title());
+    put_str(
+        buf,
+        area.x + 1,
+        area.y,
+        label,
+        s.theme.title(),
+        area.width.saturating_sub(1),
+    );
     if area.height < 2 {
         return;
     }
@@ -166,7 +231,7 @@ fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
         .unwrap_or_default();
     let mut label = vec![Span::styled(" C-state mix  ", t.title())];
     label.extend(crate::tui::bars::legend(&names, t));
-    buf.set_line(area.x, area.y, &Line::from(label), area.width);
+    put(buf, area.x, area.y, &Line::from(label), area.width);
     let rows = area.height.saturating_sub(1) as usize;
     let w = area.width as usize;
     let busy: Vec<Option<f32>> = h.busy.last(w).collect();
@@ -351,4 +416,24 @@ fn figures(r: &CpuRates) -> Vec<(String, String)> {
         ));
     }
     v
+}
+
+#[cfg(test)]
+mod axis_tests {
+    use super::time_axis;
+
+    #[test]
+    fn the_time_axis_ages_the_oldest_column_and_ends_now() {
+        // 61 samples a second apart: the oldest is 60 s old
+        let a = time_axis(61, 1.0, 78);
+        assert_eq!(a.chars().count(), 61);
+        assert!(a.starts_with("-60 s "), "{a}");
+        assert!(a.ends_with(" now"), "{a}");
+        assert!(a.contains("-30 s"), "{a}");
+        // more samples than columns: the width decides, 0.5 s each
+        let a = time_axis(500, 0.5, 40);
+        assert_eq!(a.chars().count(), 40);
+        assert!(a.starts_with("-19.5 s "), "{a}");
+        assert_eq!(time_axis(1, 1.0, 80), "", "one sample has no time span");
+    }
 }

@@ -1,10 +1,15 @@
 //! Lines made of pieces that fit the width they get: a piece too wide
 //! first takes its shorter forms, then the least important pieces go,
 //! so a narrow terminal keeps what matters whole instead of cutting the
-//! line's end mid-word.
+//! line's end mid-word. Every line a view draws goes through [`put`],
+//! which ends a line too wide at a word boundary with `…`.
 
+use ratatui::buffer::Buffer;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+
+/// What ends a line cut short.
+pub const CUT: &str = "…";
 
 /// A piece that is never dropped.
 pub const ALWAYS: u8 = u8::MAX;
@@ -98,6 +103,68 @@ pub fn fit(lead: &str, pieces: Vec<Piece>, sep: &Span<'static>, room: usize) -> 
     Line::from(spans)
 }
 
+/// Cuts `line` to at most `room` columns at a word boundary (a space),
+/// ending it with [`CUT`]; a line that fits comes back as it is. A first
+/// word wider than the room is cut where the room ends.
+pub fn clip(line: Line<'static>, room: usize) -> Line<'static> {
+    if line.width() <= room {
+        return line;
+    }
+    if room == 0 {
+        return Line::default();
+    }
+    let keep = room - 1;
+    // (span, byte) where each run of spaces starts, and its column
+    let mut cut: Option<(usize, usize)> = None;
+    let mut hard: Option<(usize, usize)> = None;
+    let mut col = 0;
+    let mut prev_space = true;
+    'spans: for (si, sp) in line.spans.iter().enumerate() {
+        for (bi, ch) in sp.content.char_indices() {
+            let w = Span::raw(ch.to_string()).width();
+            let space = ch == ' ';
+            if space && !prev_space && col <= keep {
+                cut = Some((si, bi));
+            }
+            if col + w > keep {
+                hard.get_or_insert((si, bi));
+                if cut.is_some() {
+                    break 'spans;
+                }
+            }
+            prev_space = space;
+            col += w;
+        }
+    }
+    let Some((si, bi)) = cut.or(hard) else {
+        return line;
+    };
+    let mut spans: Vec<Span<'static>> = line.spans[..si].to_vec();
+    let last = &line.spans[si];
+    let style = last.style;
+    spans.push(Span::styled(last.content[..bi].to_string(), style));
+    spans.push(Span::styled(CUT, style));
+    Line::from(spans).style(line.style)
+}
+
+/// Draws `line` at (`x`, `y`) in at most `width` columns, cut at a word
+/// boundary when it is wider.
+pub fn put(buf: &mut Buffer, x: u16, y: u16, line: &Line<'static>, width: u16) {
+    buf.set_line(x, y, &clip(line.clone(), usize::from(width)), width);
+}
+
+/// Draws `text` in one style, cut at a word boundary like [`put`].
+pub fn put_str(
+    buf: &mut Buffer,
+    x: u16,
+    y: u16,
+    text: impl Into<String>,
+    style: Style,
+    width: u16,
+) {
+    put(buf, x, y, &Line::styled(text.into(), style), width);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +235,37 @@ mod tests {
             fit(" ", pieces(), &Span::raw(" │ "), 51).to_string(),
             " 2 metrics unavailable │ end of capture"
         );
+    }
+
+    #[test]
+    fn a_line_too_wide_ends_at_a_word_with_a_cut_mark() {
+        let l = |t: &str, room| clip(Line::raw(t.to_string()), room).to_string();
+        assert_eq!(l("underlined: watched", 40), "underlined: watched");
+        assert_eq!(l("underlined: watched", 19), "underlined: watched");
+        assert_eq!(l("underlined: watched", 18), "underlined:…");
+        assert_eq!(l("underlined: watched", 12), "underlined:…");
+        // a first word wider than the room is cut where the room ends
+        assert_eq!(l("underlined: watched", 8), "underli…");
+        assert_eq!(l("a  b", 3), "a…");
+        assert_eq!(l("abc", 0), "");
+        // across spans, each keeps its style
+        let warn = Style::new().fg(ratatui::style::Color::Yellow);
+        let two = Line::from(vec![
+            Span::raw("214 IRQ/s"),
+            Span::styled("   (⏎ detail)", warn),
+        ]);
+        let c = clip(two.clone(), 15);
+        assert_eq!(c.to_string(), "214 IRQ/s   (⏎…");
+        assert_eq!(c.width(), 15);
+        assert_eq!(clip(two, 13).to_string(), "214 IRQ/s…");
+        let c = clip(
+            Line::from(vec![
+                Span::raw("214 IRQ/s"),
+                Span::styled(" (⏎ detail)", warn),
+            ]),
+            19,
+        );
+        assert_eq!(c.to_string(), "214 IRQ/s (⏎…");
+        assert_eq!(c.spans.last().unwrap().style, warn);
     }
 }

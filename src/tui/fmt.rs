@@ -64,13 +64,18 @@ pub fn right(s: &str, w: usize) -> String {
     }
 }
 
-/// Left-aligns `s` in `w` columns, cutting it when it is longer.
+/// Left-aligns `s` in `w` columns; a longer `s` ends at a word boundary
+/// with `…` (never a word cut at the column's edge).
 pub fn left(s: &str, w: usize) -> String {
     let n = s.chars().count();
-    if n >= w {
-        s.chars().take(w).collect()
-    } else {
-        format!("{s}{}", " ".repeat(w - n))
+    match n.cmp(&w) {
+        std::cmp::Ordering::Greater => {
+            let cut = crate::tui::fit::clip(ratatui::text::Line::raw(s.to_string()), w).to_string();
+            let m = cut.chars().count();
+            format!("{cut}{}", " ".repeat(w.saturating_sub(m)))
+        }
+        std::cmp::Ordering::Equal => s.to_string(),
+        std::cmp::Ordering::Less => format!("{s}{}", " ".repeat(w - n)),
     }
 }
 
@@ -134,7 +139,10 @@ mod tests {
     fn alignment_cuts_and_pads() {
         assert_eq!(right("42", 4), "  42");
         assert_eq!(right("12345", 3), "345");
-        assert_eq!(left("nvme0q2", 4), "nvme");
+        // a name too long ends with a cut mark, at a word when it has one
+        assert_eq!(left("nvme0q2", 4), "nvm…");
+        assert_eq!(left("Local timer interrupts", 14), "Local timer…  ");
+        assert_eq!(left("nvme", 4), "nvme");
         assert_eq!(left("ab", 4), "ab  ");
     }
 

@@ -112,6 +112,14 @@ fn identity(s: &State, room: usize) -> Line<'static> {
     if let Some(iv) = &s.latest {
         pieces.push(Piece::new(fmt::clock(iv.to.wall_ns), t.text(), 5));
     }
+    if s.one_instant() {
+        pieces.push(Piece::or_short(
+            "one instant: rates need two",
+            "one instant",
+            t.warn(),
+            ALWAYS,
+        ));
+    }
     if s.stale_for().is_some() {
         pieces.push(Piece::new(
             format!("STALE >{}", fmt::seconds(2.0 * s.interval.as_secs_f64())),
@@ -334,6 +342,6 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let room = usize::from(area.width);
     let lines = [identity(s, room), settings(s, room), availability(s, room)];
     for (i, line) in lines.iter().enumerate().take(area.height as usize) {
-        buf.set_line(area.x, area.y + i as u16, line, area.width);
+        crate::tui::fit::put(buf, area.x, area.y + i as u16, line, area.width);
     }
 }

@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::interval::SourceRates;
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;
 
@@ -34,7 +35,14 @@ fn label_widths(width: usize) -> (usize, usize, usize) {
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let Some(iv) = &s.latest else {
-        buf.set_string(area.x + 1, area.y, "no interval yet", t.dim());
+        put_str(
+            buf,
+            area.x + 1,
+            area.y,
+            "no interval yet",
+            t.dim(),
+            area.width - 1,
+        );
         return;
     };
     let (lw, dw, tw) = label_widths(area.width as usize);
@@ -49,7 +57,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             "{} {} {} ",
             left("IRQ", lw),
             left("source", dw),
-            right("total", tw)
+            right("all/s", tw)
         ),
         t.title(),
     )];
@@ -65,7 +73,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         }
         head.push(Span::styled(right(&format!("{mark}{c}"), CELL), style));
     }
-    buf.set_line(area.x, area.y, &Line::from(head), area.width);
+    put(buf, area.x, area.y, &Line::from(head), area.width);
     let order_len = s.order().len();
     if cols.len() < order_len {
         let at = s
@@ -84,25 +92,58 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let soft: Vec<&SourceRates> = iv.softirqs.iter().filter(|r| r.total > 0.0).collect();
     let mut y = area.y + 1;
     let bottom = area.y + area.height;
+    if busy.is_empty() && soft.is_empty() {
+        let why = empty_reason(s, iv);
+        crate::tui::pane::render_why_empty(
+            s,
+            &why,
+            Rect::new(area.x, y, area.width, area.height.saturating_sub(1)),
+            buf,
+        );
+        return;
+    }
     for r in &busy {
         if y >= bottom {
             break;
         }
-        buf.set_line(area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
+        put(buf, area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
+        y += 1;
+    }
+    let hidden = iv.irqs.len() - busy.len();
+    if hidden > 0 && y < bottom {
+        let note = format!("({hidden} interrupt sources at 0/s not listed)");
+        put_str(buf, area.x, y, note, t.dim(), area.width);
         y += 1;
     }
     if y + 1 < bottom && !soft.is_empty() {
-        let hidden = iv.irqs.len() - busy.len();
-        let note = format!("softirqs ({hidden} interrupt sources at 0/s not listed)");
-        buf.set_string(area.x, y, note, t.dim());
+        put_str(buf, area.x, y, "softirqs", t.title(), area.width);
         y += 1;
         for r in &soft {
             if y >= bottom {
                 break;
             }
-            buf.set_line(area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
+            put(buf, area.x, y, &row(s, r, &index, (lw, dw, tw)), area.width);
             y += 1;
         }
+    }
+}
+
+/// Why no interrupt source has a row, and what to do.
+fn empty_reason(s: &State, iv: &crate::interval::Interval) -> String {
+    let named = iv.irqs.len() + iv.softirqs.len();
+    if s.one_instant() {
+        "one instant: rates need two. Replay a capture of two instants or more \
+         (noisetop capture) to see which interrupts land on which CPU"
+            .into()
+    } else if named == 0 {
+        "no interrupt source: /proc/interrupts and /proc/softirqs were unreadable or \
+         empty (u: why)"
+            .into()
+    } else {
+        format!(
+            "all {named} interrupt and softirq sources were at 0/s over this interval: \
+             nothing interrupted these CPUs (a longer interval, +, catches rarer ones)"
+        )
     }
 }
 

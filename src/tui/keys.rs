@@ -55,6 +55,10 @@ pub enum Action {
     /// Make the selected task of the who-ran table the owner of the
     /// watched CPUs (as `--owner`).
     Owner,
+    /// A digit of the CPU number to jump to, typed one after another.
+    Digit(u8),
+    /// Switch wide rows between every optional column and the chosen ones.
+    Columns,
 }
 
 /// One row of the key table.
@@ -235,6 +239,15 @@ pub const BINDINGS: &[Binding] = &[
         0,
     ),
     b(
+        &[(KeyCode::Char('w'), false)],
+        "w",
+        "all columns / chosen (--show, --hide)",
+        Action::Columns,
+        0,
+    ),
+    // the digits are matched in `action_for`; this row names them
+    b(&[], "0-9", "go to CPU by number", Action::Digit(0), 0),
+    b(
         &[(KeyCode::Char('?'), false), (KeyCode::F(1), false)],
         "?",
         "help",
@@ -250,6 +263,9 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
         return None;
     }
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    if let (KeyCode::Char(c @ '0'..='9'), false) = (ev.code, ctrl) {
+        return Some(Action::Digit(c as u8 - b'0'));
+    }
     BINDINGS
         .iter()
         .find(|bd| {

@@ -23,6 +23,14 @@ pub fn body_rows(screen: Size) -> u16 {
         .saturating_sub(HEADER_ROWS + pane_rows(screen.height) + 1 + 3)
 }
 
+/// Rows the Cores view gives the summary row (all CPUs) above the CPUs.
+pub const SUMMARY_ROWS: u16 = 1;
+
+/// CPU rows of the Cores view: the body's rows less the summary row.
+pub fn cpu_rows(screen: Size) -> u16 {
+    body_rows(screen).saturating_sub(SUMMARY_ROWS)
+}
+
 /// Width from which rows carry every figure.
 pub const WIDE_FROM: u16 = 150;
 /// Narrowest compact column (inside the borders).
@@ -42,20 +50,23 @@ pub struct Geometry {
 impl Geometry {
     /// Chooses the layout for `rows` CPU lines in a `width`-wide screen
     /// showing `n` CPUs.
+    /// Every column beats every CPU at once: from `WIDE_FROM` rows carry
+    /// all figures, side by side only where two wide rows fit; narrower,
+    /// two compact columns when the CPUs do not fit one.
     pub fn of(rows: u16, width: u16, n: usize) -> Self {
         let inner = width.saturating_sub(2);
-        if n > rows as usize && inner >= 2 * (COMPACT_MIN + 1) + 20 {
-            Geometry {
-                wide: false,
-                columns: 2,
-                rows,
-            }
+        let more = n > rows as usize;
+        let (wide, columns) = if width >= WIDE_FROM {
+            (true, if more && inner > 2 * WIDE_FROM { 2 } else { 1 })
+        } else if more && inner >= 2 * (COMPACT_MIN + 1) + 20 {
+            (false, 2)
         } else {
-            Geometry {
-                wide: width >= WIDE_FROM,
-                columns: 1,
-                rows,
-            }
+            (false, 1)
+        };
+        Geometry {
+            wide,
+            columns,
+            rows,
         }
     }
 

@@ -5,6 +5,7 @@
 //! to `State::update`.
 
 pub mod bars;
+pub mod columns;
 pub mod cores;
 pub mod cstates;
 pub mod detail;
@@ -21,8 +22,10 @@ pub mod pane;
 pub mod popup;
 pub mod render;
 pub mod run;
+pub mod saved;
 pub mod selfcost;
 pub mod state;
+pub mod summary;
 pub mod theme;
 
 pub use run::run;
@@ -31,4 +34,16 @@ pub use state::State;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_edges;
+#[cfg(test)]
+mod tests_empty;
+#[cfg(test)]
 mod tests_glance;
+#[cfg(test)]
+mod tests_popups;
+#[cfg(test)]
+mod tests_turbostat;
+#[cfg(test)]
+mod tests_units;
+#[cfg(test)]
+mod tests_wide;

@@ -21,6 +21,7 @@ use ratatui::text::{Line, Span};
 use crate::interval::CpuRates;
 use crate::machine::Machine;
 use crate::tui::bars::cstate_shares;
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt;
 use crate::tui::state::{State, Verdict};
 
@@ -399,8 +400,8 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     }
     let t = s.theme;
     let top_mhz = s.machine.max_mhz.or(s.history.max_bzy);
-    buf.set_line(area.x, area.y, &legend(s, top_mhz), area.width);
-    buf.set_line(area.x, area.y + 1, &summary(s), area.width);
+    put(buf, area.x, area.y, &legend(s, top_mhz), area.width);
+    put(buf, area.x, area.y + 1, &summary(s), area.width);
     let grid = Rect::new(
         area.x,
         area.y + LEGEND_ROWS,
@@ -430,7 +431,14 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let first = (sel_row / grid.height.max(1)) * grid.height.max(1);
     for (row, name) in &g.labels {
         if (first..first + grid.height).contains(row) {
-            buf.set_string(grid.x + 1, grid.y + row - first, name, t.title());
+            put_str(
+                buf,
+                grid.x + 1,
+                grid.y + row - first,
+                name.clone(),
+                t.title(),
+                grid.width.saturating_sub(1),
+            );
         }
     }
     for &(cpu, x, y) in &g.cells {

@@ -9,10 +9,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 use crate::noise::Finding;
+use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::log::Entry;
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
+
+/// Width of the finding kind column: the longest tag (`softirq-on-watched`).
+const KIND_W: usize = 18;
 
 /// Writes `text` (a position: "rows 1–16 of 64") right-aligned on the
 /// bottom border of the box whose inside is `inner`.
@@ -93,7 +97,7 @@ fn finding_spans(s: &State, f: &Finding, prefix: Option<String>) -> Vec<Span<'st
         t.severity(f.severity),
     ));
     spans.push(Span::styled(
-        format!("{} ", left(f.kind.tag(), 16)),
+        format!("{} ", left(f.kind.tag(), KIND_W)),
         t.title(),
     ));
     spans.push(Span::raw(f.evidence.clone()));
@@ -104,14 +108,46 @@ fn finding_spans(s: &State, f: &Finding, prefix: Option<String>) -> Vec<Span<'st
     spans
 }
 
-/// What the pane says when there is nothing to show.
-fn nothing(s: &State) -> &'static str {
-    if s.latest.is_none() {
-        "findings appear after the first interval"
+/// What the pane says when there is nothing to show: why, and what to do.
+/// Nothing found where figures are missing is not quiet: it says so.
+fn nothing(s: &State) -> String {
+    let missing = s.statuses.iter().filter(|st| st.rung.is_none()).count();
+    let unmeasured = match missing {
+        0 => String::new(),
+        1 => " in what could be measured (1 metric unavailable, u: why)".into(),
+        n => format!(" in what could be measured ({n} metrics unavailable, u: why)"),
+    };
+    if s.one_instant() {
+        "one instant: no rates to judge; replay a capture of two instants or more".into()
+    } else if s.latest.is_none() {
+        "findings appear after the first interval".into()
     } else if s.watched.is_empty() {
-        "no noise found; mark benchmark CPUs with m (or --watch 2-5) to look for noise on them"
+        format!(
+            "no noise found{unmeasured}; mark benchmark CPUs with m (or --watch 2-5) to look for noise on them"
+        )
     } else {
-        "no noise found on the watched CPUs"
+        format!("no noise found on the watched CPUs{unmeasured}")
+    }
+}
+
+/// Says in the body why a view has no rows, and what to do.
+pub fn render_why_empty(s: &State, why: &str, area: Rect, buf: &mut Buffer) {
+    for (i, l) in wrap(
+        vec![Span::styled(why.to_string(), s.theme.warn())],
+        usize::from(area.width.saturating_sub(2)),
+        0,
+    )
+    .into_iter()
+    .take(usize::from(area.height))
+    .enumerate()
+    {
+        put(
+            buf,
+            area.x + 1,
+            area.y + i as u16,
+            &l,
+            area.width.saturating_sub(1),
+        );
     }
 }
 
@@ -128,7 +164,14 @@ pub fn render_pane(s: &State, area: Rect, buf: &mut Buffer) {
     block.render(area, buf);
     let entries = s.log.newest_first();
     if entries.is_empty() {
-        buf.set_string(inner.x + 1, inner.y, nothing(s), t.dim());
+        put_str(
+            buf,
+            inner.x + 1,
+            inner.y,
+            nothing(s),
+            t.dim(),
+            inner.width.saturating_sub(1),
+        );
         return;
     }
     let mut y = inner.y;
@@ -144,7 +187,7 @@ pub fn render_pane(s: &State, area: Rect, buf: &mut Buffer) {
             if y >= bottom {
                 break;
             }
-            buf.set_line(inner.x, y, &l, inner.width);
+            put(buf, inner.x, y, &l, inner.width);
             y += 1;
         }
         shown += 1;
@@ -164,13 +207,15 @@ pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     match s.findings.first() {
         Some(f) => {
-            let more = s.findings.len() - 1;
-            let prefix = if more > 0 {
-                format!(" +{more} ")
+            // the worst finding stands for all of them: say how many
+            let n = s.findings.len();
+            let prefix = if n > 1 {
+                format!(" worst of {n}: ")
             } else {
                 " ".to_string()
             };
-            buf.set_line(
+            put(
+                buf,
                 area.x,
                 area.y,
                 &finding_line(s, f, Some(prefix)),
@@ -178,7 +223,14 @@ pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
             );
         }
         None => {
-            buf.set_string(area.x + 1, area.y, nothing(s), t.dim());
+            put_str(
+                buf,
+                area.x + 1,
+                area.y,
+                nothing(s),
+                t.dim(),
+                area.width.saturating_sub(1),
+            );
         }
     }
 }
@@ -192,13 +244,20 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
         left("last", 8),
         left("first", 8),
         right("count", 5),
-        left("kind", 16)
+        left("kind", KIND_W)
     );
     let t = s.theme;
-    buf.set_string(area.x, area.y, head, t.title());
+    put_str(buf, area.x, area.y, head, t.title(), area.width);
     let entries = s.log.newest_first();
     if entries.is_empty() {
-        buf.set_string(area.x + 1, area.y + 1, nothing(s), t.dim());
+        put_str(
+            buf,
+            area.x + 1,
+            area.y + 1,
+            nothing(s),
+            t.dim(),
+            area.width.saturating_sub(1),
+        );
         return;
     }
     let at = s.finding_at.min(entries.len() - 1);
@@ -225,7 +284,7 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
             if y >= bottom {
                 break;
             }
-            buf.set_line(area.x, y, l, area.width);
+            put(buf, area.x, y, l, area.width);
             if i == at {
                 buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
             }
@@ -259,19 +318,25 @@ fn entry_lines(s: &State, e: &Entry, width: usize) -> Vec<Line<'static>> {
             t.dim(),
         ),
         Span::styled(format!("{} ", f.severity.label()), t.severity(f.severity)),
-        Span::styled(format!("{} ", left(f.kind.tag(), 16)), t.title()),
+        Span::styled(format!("{} ", left(f.kind.tag(), KIND_W)), t.title()),
         Span::raw(f.evidence.clone()),
     ];
     let mut lines = wrap(spans, width, 32);
-    let fix = f.fix.as_deref().unwrap_or("no usual fix");
-    lines.extend(wrap(
-        vec![
+    // no fix is said as such, never dressed as a command after an arrow
+    let fix = match f.fix.as_deref() {
+        Some(fix) => vec![
             Span::styled(format!("{}→ ", " ".repeat(30)), t.dim()),
             Span::styled(fix.to_string(), t.good()),
         ],
-        width,
-        32,
-    ));
+        None => vec![Span::styled(
+            format!(
+                "{}no usual fix: the evidence says where to look",
+                " ".repeat(32)
+            ),
+            t.dim(),
+        )],
+    };
+    lines.extend(wrap(fix, width, 32));
     lines
 }
 

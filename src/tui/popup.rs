@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use crate::tui::bars::{BASE_MARK, SHADES};
 use crate::tui::fmt::{self, left};
 use crate::tui::keys::BINDINGS;
-use crate::tui::state::State;
+use crate::tui::state::{Overlay, State};
 
 /// A rectangle of at most `w`×`h` centred in `area`.
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -21,20 +21,16 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     cell
 }
 
-fn show(
-    title: &str,
-    lines: Vec<Line<'static>>,
-    area: Rect,
-    width: u16,
-    buf: &mut Buffer,
-    s: &State,
-) {
-    show_from(title, lines, area, width, 0, buf, s);
-}
-
 /// The rows `lines` take wrapped in a popup `width` wide, and the popup's
 /// place in `area`.
 fn frame_of(lines: &[Line<'_>], area: Rect, width: u16) -> (usize, Rect) {
+    // a margin of a column or two would leave stray pieces of the screen
+    // behind on each side: such a popup takes the whole width
+    let width = if area.width <= width.saturating_add(6) {
+        area.width
+    } else {
+        width
+    };
     let inner_w = usize::from(width.min(area.width).saturating_sub(2)).max(1);
     let rows: usize = lines
         .iter()
@@ -56,6 +52,7 @@ fn show_from(
 ) {
     let (rows, r) = frame_of(&lines, area, width);
     let fit = r.height.saturating_sub(2);
+    let scroll = if rows as u16 > fit { scroll } else { 0 };
     let scroll = scroll.min((rows as u16).saturating_sub(fit));
     Clear.render(r, buf);
     let mut block = Block::bordered().title(Span::styled(format!(" {title} "), s.theme.title()));
@@ -88,7 +85,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     ("min–max", "lowest and highest Bzy seen this session, MHz"),
     (
-        "Busy",
+        "Busy, Bsy%",
         "time not idle, %: 100·ΔMPERF/ΔTSC; /proc/stat non-idle share without MPERF",
     ),
     (
@@ -144,6 +141,18 @@ pub const GLOSSARY: &[(&str, &str)] = &[
         "core temperature (hwmon coretemp/k10temp, else IA32_THERM_STATUS)",
     ),
     (
+        "cur",
+        "one instant (no rates): the kernel's current clock, MHz: cpufreq scaling_cur_freq",
+    ),
+    (
+        "MHz via",
+        "footer: where the clock figures come from: msr (APERF/MPERF), perf (msr PMU) or kernel (cpufreq, /proc/cpuinfo); u says which and why",
+    ),
+    (
+        "worst of N",
+        "the one-line findings ticker on short screens: the worst of the N findings now; tab to Findings for all",
+    ),
+    (
         "noise",
         "labels of the findings on the CPU (rules over the figures above)",
     ),
@@ -158,26 +167,45 @@ fn help_width(area: Rect) -> u16 {
     area.width.saturating_sub(2).clamp(40, 110)
 }
 
-/// The farthest the help scrolls on the screen in `s`: its last row at
-/// the popup's bottom.
-pub fn help_max_scroll(s: &State) -> u16 {
+/// The pop-up on screen: its title, its lines and the width it asks for
+/// (each pop-up scrolls the same way, with the keys its border shows).
+fn content(s: &State, area: Rect) -> Option<(String, Vec<Line<'static>>, u16)> {
+    match s.overlay {
+        Overlay::None => None,
+        Overlay::Help => Some((
+            "keys · legend · columns".into(),
+            help_text(s),
+            help_width(area),
+        )),
+        Overlay::Why => Some((
+            "where each figure comes from (u: close)".into(),
+            why_text(s),
+            area.width.saturating_sub(4).min(150),
+        )),
+        Overlay::Finding => Some((
+            "finding".into(),
+            finding_text(s),
+            area.width.saturating_sub(4).min(110),
+        )),
+    }
+}
+
+/// The farthest the pop-up on screen scrolls on the screen in `s`: its
+/// last row at the pop-up's bottom.
+pub fn max_scroll(s: &State) -> u16 {
     let area = Rect::new(0, 0, s.screen.width, s.screen.height);
-    let lines = help_text(s);
-    let (rows, r) = frame_of(&lines, area, help_width(area));
+    let Some((_, lines, width)) = content(s, area) else {
+        return 0;
+    };
+    let (rows, r) = frame_of(&lines, area, width);
     (rows as u16).saturating_sub(r.height.saturating_sub(2))
 }
 
-/// Draws the help: each binding of the key table, the legend, the glossary.
-pub fn render_help(s: &State, area: Rect, buf: &mut Buffer) {
-    show_from(
-        "keys · legend · columns",
-        help_text(s),
-        area,
-        help_width(area),
-        s.help_scroll,
-        buf,
-        s,
-    );
+/// Draws the pop-up on screen, if any, from its scroll position on.
+pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
+    if let Some((title, lines, width)) = content(s, area) {
+        show_from(&title, lines, area, width, s.popup_scroll, buf, s);
+    }
 }
 
 fn help_text(s: &State) -> Vec<Line<'static>> {
@@ -193,9 +221,14 @@ fn help_text(s: &State) -> Vec<Line<'static>> {
         .collect();
     lines.push(Line::from(""));
     let legend = [
-        format!(
-            " █▌░ {BASE_MARK}   frequency: solid to Avg_MHz, light to Bzy_MHz, {BASE_MARK} base"
-        ),
+        if s.machine.base_mhz.is_some() {
+            format!(
+                " █▌░ {BASE_MARK}   frequency: solid to Avg_MHz, light to Bzy_MHz, {BASE_MARK} base"
+            )
+        } else {
+            " █▌░    frequency: solid to Avg_MHz, light to Bzy_MHz (base clock unknown: no mark)"
+                .to_string()
+        },
         format!(
             " {}{}{}{}  C-states: C0 (busy), then idle states shallow to deep",
             SHADES[0], SHADES[1], SHADES[2], SHADES[3]
@@ -220,12 +253,12 @@ fn help_text(s: &State) -> Vec<Line<'static>> {
     lines
 }
 
-/// Draws the selected finding of the Findings view: evidence, history, fix.
-pub fn render_finding(s: &State, area: Rect, buf: &mut Buffer) {
+/// The selected finding of the Findings view: evidence, history, fix.
+fn finding_text(s: &State) -> Vec<Line<'static>> {
     let t = s.theme;
     let entries = s.log.newest_first();
     let Some(e) = entries.get(s.finding_at.min(entries.len().saturating_sub(1))) else {
-        return;
+        return vec![Line::styled(" no finding yet", t.dim())];
     };
     let f = &e.finding;
     let cpus = if f.cpus.is_empty() {
@@ -240,7 +273,7 @@ pub fn render_finding(s: &State, area: Rect, buf: &mut Buffer) {
             Span::raw(v),
         ])
     };
-    let lines = vec![
+    vec![
         Line::from(vec![
             Span::styled(format!(" {} ", f.severity.label()), t.severity(f.severity)),
             Span::styled(f.kind.tag().to_string(), t.title()),
@@ -260,17 +293,18 @@ pub fn render_finding(s: &State, area: Rect, buf: &mut Buffer) {
         ),
         row(
             "fix",
-            f.fix.clone().unwrap_or_else(|| "no usual fix".to_string()),
+            f.fix.clone().unwrap_or_else(|| {
+                "none: no usual setting or command fixes this; the evidence says where to look"
+                    .to_string()
+            }),
         ),
         Line::from(""),
         Line::styled(" ⏎ or esc: close", t.dim()),
-    ];
-    let w = area.width.saturating_sub(4).min(110);
-    show("finding", lines, area, w, buf, s);
+    ]
 }
 
-/// Draws every metric with its source (rung) or why it is unavailable.
-pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
+/// Every metric with its source (rung) or why it is unavailable.
+fn why_text(s: &State) -> Vec<Line<'static>> {
     let t = s.theme;
     let mut lines = Vec::new();
     if s.statuses.is_empty() {
@@ -342,13 +376,5 @@ pub fn render_why(s: &State, area: Rect, buf: &mut Buffer) {
             )
         },
     ));
-    let w = area.width.saturating_sub(4).min(150);
-    show(
-        "where each figure comes from (u: close)",
-        lines,
-        area,
-        w,
-        buf,
-        s,
-    );
+    lines
 }

@@ -26,7 +26,7 @@ use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
 use crate::tui::keys;
 use crate::tui::layout::{HEADER_ROWS, pane_rows};
-use crate::tui::state::{Overlay, State, View};
+use crate::tui::state::{State, View};
 use crate::tui::{cores, cstates, detail, header, irqs, overview, pane, popup};
 
 /// Below this width the tabs and the footer use short forms.
@@ -68,13 +68,13 @@ impl Widget for &State {
             .border_style(self.theme.dim());
         let inner = block.inner(body);
         block.render(body, buf);
-        match self.view {
-            View::Cores => cores::render(self, inner, buf),
-            View::Overview => overview::render(self, inner, buf),
-            View::Interrupts => irqs::render(self, inner, buf),
-            View::Cstates => cstates::render(self, inner, buf),
-            View::Findings => pane::render_log(self, inner, buf),
-            View::Detail => detail::render(self, inner, buf),
+        let empty = matches!(
+            self.view,
+            View::Cores | View::Overview | View::Interrupts | View::Cstates
+        );
+        match self.why_no_rows() {
+            Some(why) if empty => pane::render_why_empty(self, &why, inner, buf),
+            _ => self.render_view(inner, buf),
         }
         if findings.height > 1 {
             pane::render_pane(self, findings, buf);
@@ -82,11 +82,19 @@ impl Widget for &State {
             pane::render_ticker(self, findings, buf);
         }
         render_footer(self, footer, buf);
-        match self.overlay {
-            Overlay::Help => popup::render_help(self, area, buf),
-            Overlay::Why => popup::render_why(self, area, buf),
-            Overlay::Finding => popup::render_finding(self, area, buf),
-            Overlay::None => {}
+        popup::render(self, area, buf);
+    }
+}
+
+impl State {
+    fn render_view(&self, inner: Rect, buf: &mut Buffer) {
+        match self.view {
+            View::Cores => cores::render(self, inner, buf),
+            View::Overview => overview::render(self, inner, buf),
+            View::Interrupts => irqs::render(self, inner, buf),
+            View::Cstates => cstates::render(self, inner, buf),
+            View::Findings => pane::render_log(self, inner, buf),
+            View::Detail => detail::render(self, inner, buf),
         }
     }
 }
@@ -98,31 +106,42 @@ fn body_title_room(s: &State, width: u16) -> usize {
 }
 
 /// The tab line on the body's top border; Detail shows as a fifth tab.
+/// On a narrow screen the tabs farthest from the one on screen go first,
+/// whole, so no tab name is ever cut.
 fn tabs(s: &State) -> Line<'static> {
     let t = s.theme;
-    let mut spans = vec![Span::raw(" ")];
     let mut views = View::TABS.to_vec();
     if s.view == View::Detail {
         views.push(View::Detail);
     }
     let narrow = s.screen.width < COMPACT_BELOW;
-    for (i, v) in views.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(if narrow { "│" } else { " │ " }, t.dim()));
-        }
-        let style = if *v == s.view {
-            t.title().patch(t.selected())
-        } else {
-            t.dim()
-        };
-        let label = match (narrow, v) {
-            (true, View::Interrupts) => "IRQs",
-            _ => v.label(),
-        };
-        spans.push(Span::styled(label, style));
-    }
-    spans.push(Span::raw(" "));
-    Line::from(spans)
+    let at = views.iter().position(|v| *v == s.view).unwrap_or(0);
+    let pieces = views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let style = if *v == s.view {
+                t.title().patch(t.selected())
+            } else {
+                t.dim()
+            };
+            let keep = if i == at {
+                ALWAYS
+            } else {
+                u8::try_from(100 - at.abs_diff(i)).unwrap_or(0)
+            };
+            match (narrow, v) {
+                (true, View::Interrupts) => Piece::new("IRQs", style, keep),
+                _ => Piece::new(v.label(), style, keep),
+            }
+        })
+        .collect();
+    let sep = Span::styled(if narrow { "│" } else { " │ " }, t.dim());
+    // two corners and a rule of at least one column around the tabs
+    let room = usize::from(s.screen.width).saturating_sub(4);
+    let mut line = fit(" ", pieces, &sep, room);
+    line.spans.push(Span::raw(" "));
+    line
 }
 
 /// Right side of the body's top border: order, filter, counts, watched
@@ -147,6 +166,18 @@ fn body_title(s: &State, room: usize) -> Line<'static> {
             format!("▸{w}"),
             t.text(),
             7,
+        ));
+    }
+    if !s.goto.is_empty() {
+        let found = s.selected.map(|c| c.to_string()) == Some(s.goto.clone());
+        pieces.push(Piece::new(
+            if found {
+                format!("CPU {}", s.goto)
+            } else {
+                format!("CPU {}: not listed", s.goto)
+            },
+            t.title(),
+            ALWAYS,
         ));
     }
     if s.paused {
@@ -184,13 +215,13 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
         (Some(None), false) => format!(", {} IPI to watched", fmt::UNKNOWN),
     };
     let right = match (area.width < COMPACT_BELOW, rec) {
-        (true, _) => format!("freq {rung} "),
+        (true, _) => format!("MHz via {rung} "),
         (false, None) => format!(
-            "freq: {rung} │ self {} % CPU{ipis} ",
+            "MHz via {rung} │ self {} % CPU{ipis} ",
             fmt::pct(s.own_cpu, 2)
         ),
         (false, Some(r)) => format!(
-            "{r} │ freq: {rung} │ self {} % CPU{ipis} ",
+            "{r} │ MHz via {rung} │ self {} % CPU{ipis} ",
             fmt::pct(s.own_cpu, 2)
         ),
     };

@@ -225,10 +225,18 @@ pub struct State {
     pub filter: Filter,
     /// The metric the overview colours its cells by.
     pub paint: Paint,
+    /// The optional columns of wide rows shown (`--show`/`--hide`), by
+    /// index into `columns::COLUMNS`.
+    pub columns: Vec<usize>,
+    /// The columns `--show`/`--hide` chose (IRQ/s and CSW/s without
+    /// them): `w` switches between these and every column.
+    pub chosen_columns: Vec<usize>,
+    /// The digits typed so far of a CPU number to jump to.
+    pub goto: String,
     /// The selected entry of the Findings view (newest first).
     pub finding_at: usize,
-    /// First line of the help shown (it scrolls on short screens).
-    pub help_scroll: u16,
+    /// First line of the pop-up shown (every pop-up scrolls on short screens).
+    pub popup_scroll: u16,
     /// The view is still the one noisetop started with: the first draw may
     /// switch to the overview when the CPUs do not fit.
     pub auto_view: bool,
@@ -299,7 +307,10 @@ impl State {
             filter: Filter::All,
             paint: Paint::Busy,
             finding_at: 0,
-            help_scroll: 0,
+            goto: String::new(),
+            columns: crate::tui::columns::shown(None, &[]),
+            chosen_columns: vec![0, 2],
+            popup_scroll: 0,
             auto_view: true,
             arrived: None,
             now: None,
@@ -434,7 +445,8 @@ impl State {
     /// Returns how long the sample on screen has been due for a successor:
     /// `Some(age)` when a live sample is older than two intervals.
     pub fn stale_for(&self) -> Option<Duration> {
-        if self.origin != Origin::Live || self.paused || self.ended.is_some() {
+        if self.origin != Origin::Live || self.paused || self.ended.is_some() || self.one_instant()
+        {
             return None;
         }
         let age = self.now?.checked_duration_since(self.arrived?)?;
@@ -449,13 +461,49 @@ impl State {
         }
         let n = self.order().len();
         let g = crate::tui::layout::Geometry::of(
-            crate::tui::layout::body_rows(self.screen),
+            crate::tui::layout::cpu_rows(self.screen),
             self.screen.width,
             n,
         );
         if n > g.slots() {
             self.view = View::Overview;
         }
+    }
+
+    /// Tells whether the tree on screen is one instant (another machine's
+    /// tree, or a capture's files under `--root`): no second read will
+    /// come, so there are no rates, only what one read can show.
+    pub fn one_instant(&self) -> bool {
+        self.foreign.is_some()
+    }
+
+    /// Says why no CPU is listed, and what to do, when the filter or
+    /// `--cpus` leaves none.
+    pub fn why_no_rows(&self) -> Option<String> {
+        if !self.order().is_empty() {
+            return None;
+        }
+        Some(match self.filter {
+            Filter::Watched if self.watched.is_empty() => {
+                "only watched CPUs are shown, and none is watched: f shows all CPUs, \
+                 then m watches the selected one (or start with --watch 2-5)"
+                    .into()
+            }
+            Filter::Watched => "no watched CPU is online or within --cpus: f shows all CPUs".into(),
+            Filter::Noisy if self.latest.is_none() => {
+                "only noisy CPUs are shown, and no interval has been judged yet: f shows all CPUs"
+                    .into()
+            }
+            Filter::Noisy => {
+                "only noisy CPUs are shown, and no CPU has a finding in this interval: \
+                 f shows all CPUs"
+                    .into()
+            }
+            Filter::All if self.machine.online.is_empty() => {
+                "no online CPU found in this tree (check --root or --sysfs, u: why)".into()
+            }
+            Filter::All => "no online CPU is within --cpus: widen --cpus".into(),
+        })
     }
 
     /// Returns the rates of one CPU in the interval on screen.
@@ -527,6 +575,14 @@ impl State {
 
     /// Carries out one action; returns what the loop must do beyond the state.
     pub fn update(&mut self, a: Action) -> Option<Effect> {
+        if self.overlay != Overlay::None {
+            return self.update_popup(a);
+        }
+        if let Action::Digit(d) = a {
+            self.go_to_digit(d);
+            return None;
+        }
+        self.goto.clear();
         match a {
             Action::Quit => self.quit = true,
             Action::Back => self.back_out(),
@@ -550,13 +606,11 @@ impl State {
             Action::PageDown => self.jump(self.page() as i64),
             Action::First => self.jump(i64::MIN / 2),
             Action::Last => self.jump(i64::MAX / 2),
-            Action::Detail if self.view == View::Findings || self.overlay == Overlay::Finding => {
-                let open = self.overlay != Overlay::Finding && !self.log.is_empty();
-                self.overlay = if open {
-                    Overlay::Finding
-                } else {
-                    Overlay::None
-                };
+            Action::Detail if self.view == View::Findings => {
+                if !self.log.is_empty() {
+                    self.overlay = Overlay::Finding;
+                    self.popup_scroll = 0;
+                }
             }
             Action::Detail => self.toggle_detail(),
             Action::NextView => self.cycle_view(1),
@@ -573,6 +627,15 @@ impl State {
                 self.task_at = 0;
                 return Some(Effect::Owner(vec![pid]));
             }
+            Action::Digit(_) => {}
+            Action::Columns => {
+                let all = crate::tui::columns::shown(None, &[]);
+                self.columns = if self.columns == all {
+                    self.chosen_columns.clone()
+                } else {
+                    all
+                };
+            }
             Action::Sort => {
                 self.sort = match self.sort {
                     Sort::Cpu => Sort::Noise,
@@ -584,19 +647,63 @@ impl State {
         None
     }
 
+    /// Adds a digit to the CPU number being typed and selects that CPU
+    /// when it is listed (`12` selects CPU 1, then CPU 12); a number no
+    /// CPU starts with begins again from this digit.
+    fn go_to_digit(&mut self, d: u8) {
+        let order = self.order();
+        let max = order.iter().max().copied().unwrap_or(0);
+        self.goto.push(char::from(b'0' + d));
+        let n: u64 = self.goto.parse().unwrap_or(u64::MAX);
+        if n > u64::from(max) || self.goto.len() > 1 && self.goto.starts_with('0') {
+            self.goto = d.to_string();
+        }
+        let n: u32 = self.goto.parse().unwrap_or(0);
+        if order.contains(&n) {
+            self.selected = Some(n);
+        }
+    }
+
+    /// Carries out a key while a pop-up is open: the moving keys scroll
+    /// it, Enter, Esc and the pop-up's own key close it, `?` and `u`
+    /// switch pop-ups, quit and pause keep working, and nothing else
+    /// reaches the screen behind it.
+    fn update_popup(&mut self, a: Action) -> Option<Effect> {
+        let page = i64::from(crate::tui::layout::body_rows(self.screen).max(1));
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Back => self.overlay = Overlay::None,
+            Action::Pause => return Some(self.toggle_pause()),
+            Action::Help => self.toggle_overlay(Overlay::Help),
+            Action::Why => self.toggle_overlay(Overlay::Why),
+            Action::Detail if self.overlay == Overlay::Finding => self.overlay = Overlay::None,
+            Action::Up => self.scroll_popup(-1),
+            Action::Down => self.scroll_popup(1),
+            Action::PageUp => self.scroll_popup(-page),
+            Action::PageDown => self.scroll_popup(page),
+            Action::First => self.scroll_popup(i64::MIN / 2),
+            Action::Last => self.scroll_popup(i64::MAX / 2),
+            _ => {}
+        }
+        None
+    }
+
+    fn scroll_popup(&mut self, delta: i64) {
+        let last = i64::from(crate::tui::popup::max_scroll(self));
+        self.popup_scroll =
+            (i64::from(self.popup_scroll).saturating_add(delta)).clamp(0, last) as u16;
+    }
+
     fn toggle_overlay(&mut self, o: Overlay) {
         self.overlay = if self.overlay == o { Overlay::None } else { o };
-        self.help_scroll = 0;
+        self.popup_scroll = 0;
     }
 
     /// Moves the selection: in the help it scrolls, in the Findings view
     /// it moves between findings, in the overview it moves in the grid,
     /// elsewhere `dy` moves through the rows.
     fn step(&mut self, dx: i64, dy: i64) {
-        if self.overlay == Overlay::Help {
-            let last = crate::tui::popup::help_max_scroll(self);
-            self.help_scroll = self.help_scroll.saturating_add_signed(dy as i16).min(last);
-        } else if self.view == View::Findings && self.overlay == Overlay::None {
+        if self.view == View::Findings {
             let last = self.log.len().saturating_sub(1) as i64;
             self.finding_at = (self.finding_at as i64 + dy).clamp(0, last) as usize;
         } else if self.view == View::Overview {
@@ -612,11 +719,7 @@ impl State {
     /// the Findings view it moves between findings, elsewhere through the
     /// CPUs.
     fn jump(&mut self, delta: i64) {
-        if self.overlay == Overlay::Help {
-            let last = i64::from(crate::tui::popup::help_max_scroll(self));
-            self.help_scroll =
-                (i64::from(self.help_scroll).saturating_add(delta)).clamp(0, last) as u16;
-        } else if self.view == View::Findings && self.overlay == Overlay::None {
+        if self.view == View::Findings {
             let last = self.log.len().saturating_sub(1) as i64;
             self.finding_at = (self.finding_at as i64)
                 .saturating_add(delta)
@@ -679,15 +782,12 @@ impl State {
     /// (each takes at least two lines: evidence and fix).
     fn page(&self) -> usize {
         let rows = usize::from(crate::tui::layout::body_rows(self.screen));
-        if self.overlay == Overlay::Help {
-            return rows.max(1);
-        }
-        if self.view == View::Findings && self.overlay == Overlay::None {
+        if self.view == View::Findings {
             return (rows.saturating_sub(1) / 2).max(1);
         }
         let n = self.order().len();
         crate::tui::layout::Geometry::of(
-            crate::tui::layout::body_rows(self.screen),
+            crate::tui::layout::cpu_rows(self.screen),
             self.screen.width,
             n,
         )

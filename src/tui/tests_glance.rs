@@ -192,7 +192,7 @@ fn every_view_keeps_help_view_and_watch_in_the_footer_at_80x24() {
 fn lists_that_scroll_say_which_rows_show() {
     let mut s = server();
     for (v, want) in [
-        (View::Cores, "rows 1–16 of 64"),
+        (View::Cores, "rows 1–15 of 64"),
         (View::Cstates, "rows 1–"),
         (View::Interrupts, "CPUs 1–"),
     ] {
@@ -332,20 +332,20 @@ fn page_keys_in_the_help_scroll_it_and_end_then_up_moves_at_once() {
     s.screen = ratatui::layout::Size::new(80, 24);
     s.update(Action::Help);
     s.update(Action::PageDown);
-    assert_eq!(s.help_scroll, 16);
+    assert_eq!(s.popup_scroll, 16);
     assert!(draw(&s, 80, 24).contains("rows 17–"));
     s.update(Action::Last);
-    let end = s.help_scroll;
-    assert_eq!(end, crate::tui::popup::help_max_scroll(&s));
+    let end = s.popup_scroll;
+    assert_eq!(end, crate::tui::popup::max_scroll(&s));
     let bottom = draw(&s, 80, 24);
     assert!(bottom.contains("verdict"), "{bottom}");
     s.update(Action::Down);
-    assert_eq!(s.help_scroll, end, "no further than the last row");
+    assert_eq!(s.popup_scroll, end, "no further than the last row");
     s.update(Action::Up);
-    assert_eq!(s.help_scroll, end - 1);
+    assert_eq!(s.popup_scroll, end - 1);
     assert_ne!(draw(&s, 80, 24), bottom, "one Up after End shows a new row");
     s.update(Action::First);
-    assert_eq!(s.help_scroll, 0);
+    assert_eq!(s.popup_scroll, 0);
     assert!(draw(&s, 80, 24).contains("rows 1–"));
 }
 
