@@ -25,9 +25,16 @@ impl Tmux {
         let t = Tmux {
             socket: format!("noisetop-test-{name}-{}", std::process::id()),
         };
-        let ok = t
-            .tmux(&["new-session", "-d", "-x", "160", "-y", "50", "-s", "t", cmd])
-            .status
+        // a state folder of its own: the watch set a run before saved
+        // (`$XDG_STATE_HOME/noisetop`) must not mark or unmark CPUs here
+        let state = std::env::temp_dir().join(format!("{}-state", t.socket));
+        let _ = std::fs::create_dir_all(&state);
+        let ok = Command::new("tmux")
+            .env("XDG_STATE_HOME", &state)
+            .args(["-L", &t.socket, "-f", "/dev/null"])
+            .args(["new-session", "-d", "-x", "160", "-y", "50", "-s", "t", cmd])
+            .status()
+            .expect("tmux runs")
             .success();
         assert!(ok, "tmux new-session failed");
         Some(t)
