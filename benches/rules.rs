@@ -51,6 +51,7 @@ fn traced(cpu: u32) -> Traced {
         }],
         lost: 0,
         idle_hidden: false,
+        probed: Vec::new(),
     }
 }
 

@@ -45,7 +45,12 @@ impl TraceSource for LiveTrace {
         let Some(t) = &mut self.tracer else {
             return Traced::default();
         };
-        let mut out = traced(&t.drain(), &self.proc);
+        let w = t.drain();
+        let mut out = traced(&w, &self.proc);
+        // the probe's wake-ups were asked for: listed as its, not as noise
+        let running = crate::probe::running::path()
+            .and_then(|p| crate::probe::running::load_from(&p, &self.proc));
+        crate::probe::running::split(&mut out, &w, running.as_ref());
         if self.strangers.len() > 4096 {
             // pids are reused: forget, rather than grow for ever
             self.strangers.clear();
@@ -225,5 +230,6 @@ pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
         cpus: w.cpus.iter().map(|c| cpu(c, proc)).collect(),
         lost: w.lost,
         idle_hidden: w.cpus.iter().any(|c| c.idle_exits_hidden > 0),
+        probed: Vec::new(),
     }
 }

@@ -338,6 +338,7 @@ mod tags_tests {
             state,
             causes,
             reason: reason.map(str::to_string),
+            probe_ns: None,
         }
     }
 
@@ -405,6 +406,7 @@ mod tags_tests {
                 }],
                 lost: 0,
                 idle_hidden: false,
+                probed: Vec::new(),
             }),
             statuses: Vec::new(),
             machine: None,

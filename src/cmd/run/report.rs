@@ -139,6 +139,10 @@ pub struct CpuRun {
     /// Of `traced_ns`, the time around switches the kernel did not show:
     /// who ran then is not known.
     pub unseen_ns: u64,
+    /// Time `noisetop probe` ran on the CPU, ns, where it measured there
+    /// (traced; not an intruder: its wake-ups were asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_ns: Option<u64>,
     /// Intervals this CPU was judged noisy, of all.
     pub noisy_intervals: u64,
     /// Intervals whose verdict was unknown, of all.
@@ -195,6 +199,7 @@ struct CpuAcc {
     intruders: BTreeMap<(u32, String), TaskTotal>,
     stolen: BTreeMap<(String, String), (u64, u64, u64)>,
     unseen_ns: u64,
+    probe_ns: Option<u64>,
     noisy: u64,
     unknown: u64,
     /// Why the last unknown interval was.
@@ -274,6 +279,9 @@ impl Accumulator {
             if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
                 a.traced_ns += t.window_ns;
                 a.unseen_ns += t.unseen_ns;
+                if let Some(p) = s.trace.as_ref().and_then(|t| t.probed(r.cpu)) {
+                    a.probe_ns = Some(a.probe_ns.unwrap_or(0) + p.ns);
+                }
                 for i in &t.intruders {
                     let e = a
                         .intruders
@@ -417,6 +425,7 @@ impl Accumulator {
                 steal_pct: a.steal.map(|s| s / secs),
                 traced_ns: a.traced_ns,
                 unseen_ns: a.unseen_ns,
+                probe_ns: a.probe_ns,
                 intruders,
                 stolen,
                 noisy_intervals: a.noisy,
@@ -448,6 +457,19 @@ impl Accumulator {
                 .collect();
             format!("noisy: {}", shown.join("; "))
         };
+        let probed: Vec<String> = per_cpu
+            .iter()
+            .filter_map(|c| {
+                c.probe_ns.map(|ns| {
+                    format!(
+                        "; CPU {} being probed ({})",
+                        c.cpu,
+                        crate::probe::running::ran_text(ns)
+                    )
+                })
+            })
+            .collect();
+        let verdict = verdict + &probed.concat();
         let mut findings: Vec<FindingTotal> = self.findings.into_values().collect();
         findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(b.count.cmp(&a.count)));
         RunReport {
@@ -592,6 +614,14 @@ impl RunReport {
                     )
                 }),
             );
+            if let Some(ns) = c.probe_ns {
+                let _ = writeln!(
+                    o,
+                    "  {} (asked for, not noise): {}",
+                    crate::probe::running::LABEL,
+                    duration(ns)
+                );
+            }
             if c.unseen_ns > 0 {
                 let _ = writeln!(
                     o,
@@ -671,6 +701,7 @@ mod tests {
                     state,
                     causes: Vec::new(),
                     reason: (state == VerdictState::Unknown).then(|| WHY.to_string()),
+                    probe_ns: None,
                 }],
             },
             watched: vec![1],
@@ -688,6 +719,7 @@ mod tests {
                 }],
                 lost: 0,
                 idle_hidden: true,
+                probed: Vec::new(),
             }),
             statuses: Vec::new(),
             machine: None,
