@@ -56,6 +56,7 @@ fn traced(cpu: u32) -> Traced {
         lost: 0,
         idle_hidden: false,
         browsed: Vec::new(),
+        probed: Vec::new(),
     }
 }
 

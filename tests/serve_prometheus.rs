@@ -4,7 +4,8 @@
 //! over the same window CPU 1's context switches agree with the kernel's
 //! per-CPU `nr_switches`, its interrupts with `node_interrupts_total`, and
 //! its time by mode with `node_cpu_seconds_total`. Every panel query of the
-//! Grafana dashboard returns data (or the exporter says why it cannot), and
+//! Grafana dashboard returns data (or the exporter says why it cannot; the
+//! wake-up latency panel has a fixture probe's histograms to show), and
 //! `promtool check metrics` finds nothing wrong with the exposition.
 //!
 //! Windows are aligned: each noisetop value is paired with the instant it
@@ -22,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
-use serve_support::{Kid, encode, free_port, get, serve, which};
+use serve_support::{Kid, encode, free_port, get, serve_env, which};
 
 /// Runs an instant or range-vector query; returns the result array.
 fn query(port: u16, q: &str) -> Vec<Value> {
@@ -150,7 +151,22 @@ fn prometheus_scrapes_noisetop_and_node_exporter_and_they_agree() {
             .expect("taskset"))
     };
     let _spinners = [spin(), spin()];
-    let (_ours, port) = serve(&["--watch", "1", "--interval", "1s"]);
+    // a probe's results in noisetop's state folder (a fixture with known
+    // histograms), so the wake-up latency panel has a probe to show
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(state.path().join("noisetop")).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/probe/a.csv.json"
+        ),
+        state.path().join("noisetop/last-probe.json"),
+    )
+    .unwrap();
+    let (_ours, port) = serve_env(
+        &["--watch", "1", "--interval", "1s"],
+        &[("XDG_STATE_HOME", state.path())],
+    );
     let node_port = free_port();
     let _node = Kid(Command::new(&node)
         .args([

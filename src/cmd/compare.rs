@@ -39,8 +39,43 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let cmp = Comparison::build(&args.a, &args.b, args.cpus.as_ref().map(|c| c.0.as_slice()))?;
-    crate::cmd::out::emit(&mut std::io::stdout().lock(), &cmp.render(args.format))?;
+    let text = with_probes(cmp.render(args.format), args)?;
+    crate::cmd::out::emit(&mut std::io::stdout().lock(), &text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Adds to an ordinary comparison what the probes recorded with each side
+/// measured (a `probes` object in JSON); says which side lacks one.
+fn with_probes(text: String, args: &CompareArgs) -> Result<String> {
+    use crate::record::Sidecar;
+    let probe = |p: &std::path::Path| Sidecar::read(p).ok().flatten().and_then(|s| s.probe);
+    let (a, b) = (probe(&args.a), probe(&args.b));
+    let note = match (&a, &b) {
+        (None, None) => return Ok(text),
+        (Some(_), None) => Some("A carries a probe and B does not: no wake-up measured on B"),
+        (None, Some(_)) => Some("B carries a probe and A does not: no wake-up measured on A"),
+        (Some(_), Some(_)) => None,
+    };
+    if args.format == Format::Json {
+        let mut v: serde_json::Value = serde_json::from_str(&text)?;
+        if let Some(o) = v.as_object_mut() {
+            let probes = match (&a, &b) {
+                (Some(a), Some(b)) => crate::probe::compare::json(a, b),
+                _ => serde_json::json!({ "note": note }),
+            };
+            o.insert("probes".into(), probes);
+        }
+        return Ok(serde_json::to_string_pretty(&v)? + "\n");
+    }
+    let body = match (&a, &b) {
+        (Some(a), Some(b)) => crate::probe::compare::render(a, b),
+        _ => format!("{}\n", note.unwrap_or_default()),
+    };
+    Ok(if args.format == Format::Md {
+        format!("{text}\n## Probes recorded with each side\n\n```\n{body}```\n")
+    } else {
+        format!("{text}\nProbes recorded with each side:\n{body}")
+    })
 }
 
 /// Two probe recordings (`noisetop probe --record`) compare by their

@@ -192,7 +192,20 @@ pub fn run(args: &ProbeArgs) -> Result<ExitCode> {
         ctx_rounds: runner::CTX_ROUNDS,
         stop: crate::stop::Stop::on_signals().context("cannot install the signal handlers")?,
     };
+    // says, while it runs, which process and CPUs are the probe's, so a
+    // dashboard or `run` watching them does not call its wake-ups noise
+    let running = crate::probe::running::path().and_then(|p| {
+        crate::probe::running::Guard::write(&p, &opts.cpus)
+            .map_err(|e| {
+                eprintln!(
+                    "noisetop: cannot write {}: {e}; a dashboard watching these CPUs knows the                      probe only by its threads' name",
+                    p.display()
+                );
+            })
+            .ok()
+    });
     let rep = runner::run(&opts);
+    drop(running);
     // kept for the dashboard's CPU detail; a home that cannot take it
     // loses only that
     if let Some(path) = crate::probe::report::last_path()

@@ -73,12 +73,9 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
     let server = http::bind(&a.listen, &web, Limits::default()).map_err(|e| anyhow!(e))?;
     let shared = Arc::new(Shared::default());
-    let exporter = Arc::new(Mutex::new(Exporter::new(
-        Arc::clone(&shared),
-        machine.clone(),
-        &watched,
-        a.detail,
-    )));
+    let mut ex = Exporter::new(Arc::clone(&shared), machine.clone(), &watched, a.detail);
+    ex.follow_probe(crate::probe::report::last_path());
+    let exporter = Arc::new(Mutex::new(ex));
     let mut sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     sinks.push(Box::new(ExportSink(Arc::clone(&exporter))));
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));

@@ -33,6 +33,7 @@ fn cpu1(owner: Option<TracedTask>, intruders: Vec<Intruder>) -> Traced {
         lost: 0,
         idle_hidden: false,
         browsed: Vec::new(),
+        probed: Vec::new(),
     }
 }
 

@@ -108,6 +108,25 @@ pub struct Traced {
     /// when it is not traced): no rule judges them.
     #[serde(default)]
     pub browsed: Vec<TracedCpu>,
+    /// Traced CPUs `noisetop probe` measured on: its threads' time there,
+    /// taken out of the intruders (the user asked for those wake-ups).
+    pub probed: Vec<Probed>,
+}
+
+/// `noisetop probe`'s threads on one traced CPU over the interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Probed {
+    /// The CPU.
+    pub cpu: u32,
+    /// The probe's processes seen there (its own and the context-switch
+    /// partner it forks).
+    pub pids: Vec<u32>,
+    /// Time they ran between their switches, ns.
+    pub ns: u64,
+    /// How many times they were switched in.
+    pub slices: u64,
+    /// What the scheduler charged them, ns, where the kernel says.
+    pub charged_ns: Option<u64>,
 }
 
 impl Traced {
@@ -120,6 +139,11 @@ impl Traced {
     pub fn shown(&self, cpu: u32) -> Option<&TracedCpu> {
         self.cpu(cpu)
             .or_else(|| self.browsed.iter().find(|c| c.cpu == cpu))
+    }
+
+    /// Whether, and how long, `noisetop probe` ran on one CPU.
+    pub fn probed(&self, cpu: u32) -> Option<&Probed> {
+        self.probed.iter().find(|p| p.cpu == cpu)
     }
 }
 

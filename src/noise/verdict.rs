@@ -95,13 +95,20 @@ pub struct CpuVerdict {
     pub causes: Vec<Cause>,
     /// Why the verdict is unknown.
     pub reason: Option<String>,
+    /// Time `noisetop probe` ran on the CPU, ns, where it measured there
+    /// (its wake-ups are not noise: the user asked for them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_ns: Option<u64>,
 }
 
 impl CpuVerdict {
     /// One line: `quiet`, `noisy: IRQ eth0 402/s, CSW 1487/s`,
     /// `unknown: no interval yet`.
     pub fn text(&self) -> String {
-        match self.state {
+        let probed = self.probe_ns.map_or_else(String::new, |ns| {
+            format!("; being probed ({})", crate::probe::running::ran_text(ns))
+        });
+        let judged = match self.state {
             VerdictState::Quiet => "quiet".into(),
             VerdictState::Noisy => format!(
                 "noisy: {}",
@@ -115,7 +122,8 @@ impl CpuVerdict {
                 "unknown: {}",
                 self.reason.as_deref().unwrap_or("no reading")
             ),
-        }
+        };
+        judged + &probed
     }
 }
 
@@ -197,6 +205,7 @@ pub fn verdicts(iv: &Interval, cx: &Context<'_>) -> Vec<CpuVerdict> {
                 state,
                 causes,
                 reason,
+                probe_ns: cx.trace.and_then(|t| t.probed(r.cpu)).map(|p| p.ns),
             }
         })
         .collect()

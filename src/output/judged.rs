@@ -46,6 +46,15 @@ pub fn lines(j: &Judgement, cpus: Option<&[u32]>) -> String {
             first.reason.as_deref().unwrap_or("no reading")
         ));
     }
+    for v in j.verdicts.iter().filter(|v| shown(v.cpu)) {
+        if let Some(ns) = v.probe_ns {
+            parts.push(format!(
+                "CPU {} being probed ({})",
+                v.cpu,
+                crate::probe::running::ran_text(ns)
+            ));
+        }
+    }
     if !parts.is_empty() {
         let _ = writeln!(out, "# verdict: {}", parts.join("; "));
     }

@@ -51,7 +51,8 @@ impl TraceSource for LiveTrace {
         let Some(t) = &mut self.tracer else {
             return Traced::default();
         };
-        let mut out = traced(&t.drain(), &self.proc);
+        let w = t.drain();
+        let mut out = traced(&w, &self.proc);
         // what the trace did not show, bounded by what /proc saw grow
         match &mut self.clock {
             Some(clock) => {
@@ -67,6 +68,10 @@ impl TraceSource for LiveTrace {
             }
             None => {}
         }
+        // the probe's wake-ups were asked for: listed as its, not as noise
+        let running = crate::probe::running::path()
+            .and_then(|p| crate::probe::running::load_from(&p, &self.proc));
+        crate::probe::running::split(&mut out, &w, running.as_ref());
         if self.strangers.len() > 4096 {
             // pids are reused: forget, rather than grow for ever
             self.strangers.clear();
@@ -280,5 +285,6 @@ pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
         lost: w.lost,
         idle_hidden: w.cpus.iter().any(|c| c.idle_exits_hidden > 0),
         browsed: Vec::new(),
+        probed: Vec::new(),
     }
 }

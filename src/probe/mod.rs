@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod report;
 pub mod runner;
+pub mod running;
 pub mod stats;
 pub mod tag;
 

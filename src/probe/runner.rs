@@ -303,6 +303,24 @@ where
     (wakes, errors)
 }
 
+/// Starts a probe thread under the probe's name, by which the dashboard
+/// and `run` know its wake-ups from noise (the child a context-switch
+/// measurement forks inherits it).
+fn named<'s, 'e, T, F>(
+    s: &'s std::thread::Scope<'s, 'e>,
+    f: F,
+) -> std::thread::ScopedJoinHandle<'s, T>
+where
+    F: FnOnce() -> T + Send + 's,
+    T: Send + 's,
+{
+    std::thread::Builder::new()
+        .name(super::running::THREAD_NAME.into())
+        .spawn_scoped(s, f)
+        // as `Scope::spawn` does: a thread that cannot start is fatal
+        .expect("cannot start a probe thread")
+}
+
 fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
@@ -313,7 +331,7 @@ fn ctx_of(cpu: u32, hk: Option<u32>, fifo: bool, rounds: u32) -> Result<CtxRow, 
     // times as long, so a tenth as many
     let cross_rounds = (rounds / 10).max(1);
     let (rt, pipe) = std::thread::scope(|s| {
-        s.spawn(|| -> Result<(u64, u64), String> {
+        named(s, || -> Result<(u64, u64), String> {
             prepare(cpu, fifo)?;
             let pipe = probe_os::pipe_self(rounds).map_err(|e| e.to_string())?;
             let rt = probe_os::pipe_ping_pong(cpu, rounds).map_err(|e| e.to_string())?;
@@ -324,7 +342,7 @@ fn ctx_of(cpu: u32, hk: Option<u32>, fifo: bool, rounds: u32) -> Result<CtxRow, 
     })?;
     let cross = hk.and_then(|hk| {
         std::thread::scope(|s| {
-            s.spawn(|| -> Option<u64> {
+            named(s, || -> Option<u64> {
                 prepare(hk, fifo).ok()?;
                 probe_os::pipe_ping_pong(cpu, cross_rounds).ok()
             })
@@ -471,7 +489,9 @@ pub fn run(opts: &Opts) -> ProbeReport {
                         .iter()
                         .map(|&cpu| {
                             let u = usage(cpu);
-                            s.spawn(move || timer_thread(cpu, fifo, end, interval, u, &opts.stop))
+                            named(s, move || {
+                                timer_thread(cpu, fifo, end, interval, u, &opts.stop)
+                            })
                         })
                         .collect()
                 },
@@ -496,13 +516,13 @@ pub fn run(opts: &Opts) -> ProbeReport {
                             continue;
                         };
                         let u = usage(cpu);
-                        s.spawn(move || {
+                        named(s, move || {
                             let _ = sleeper_thread(cpu, fifo, r1, w2, u);
                         });
                         let h = hk[i % hk.len()];
-                        hs.push(
-                            s.spawn(move || waker_thread(h, cpu, fifo, end, w1, r2, &opts.stop)),
-                        );
+                        hs.push(named(s, move || {
+                            waker_thread(h, cpu, fifo, end, w1, r2, &opts.stop)
+                        }));
                     }
                     hs
                 },

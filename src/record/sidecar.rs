@@ -108,6 +108,11 @@ pub struct Sidecar {
     /// Intervals sampled but not in the CSV (a write failed: a full disk).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost: Vec<LostRange>,
+    /// The last `noisetop probe` that ended while this recording ran, with
+    /// its histograms: `compare` of two recordings that carry one says
+    /// what a wake-up cost on each side, measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::probe::ProbeReport>,
 }
 
 /// How one metric was read.
@@ -275,6 +280,7 @@ impl Sidecar {
             machine: serde_json::to_value(m).unwrap_or(serde_json::Value::Null),
             sources: Vec::new(),
             lost: Vec::new(),
+            probe: None,
         }
     }
 

@@ -339,6 +339,7 @@ mod tags_tests {
             state,
             causes,
             reason: reason.map(str::to_string),
+            probe_ns: None,
         }
     }
 
@@ -410,6 +411,7 @@ mod tags_tests {
                 lost: 0,
                 idle_hidden: false,
                 browsed: Vec::new(),
+                probed: Vec::new(),
             }),
             statuses: Vec::new(),
             machine: None,

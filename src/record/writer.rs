@@ -89,6 +89,10 @@ pub struct Recorder {
     losing: bool,
     /// Lost ranges not yet in the sidecar file.
     unsaved: bool,
+    /// Where `noisetop probe` keeps its last results, and that file's time
+    /// as last looked at.
+    probe_file: Option<PathBuf>,
+    probe_seen: Option<std::time::SystemTime>,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
@@ -194,6 +198,8 @@ impl Recorder {
             csv: csv_writer(Vec::new()),
             losing: false,
             unsaved: false,
+            probe_file: crate::probe::report::last_path(),
+            probe_seen: None,
         };
         if fresh {
             rec.csv
@@ -211,6 +217,7 @@ impl Recorder {
         match &r {
             Ok(()) => {
                 self.losing = false;
+                self.pick_up_probe(iv.to.wall_ns);
                 // the first write that works again also saves the lost ranges
                 if self.unsaved && self.sidecar.write(&self.path).is_ok() {
                     self.unsaved = false;
@@ -219,6 +226,49 @@ impl Recorder {
             Err(e) => self.note_lost(iv, e),
         }
         r
+    }
+
+    /// Follows the probe results at `path` instead of `noisetop probe`'s
+    /// own (none: no probe is carried).
+    pub fn follow_probe(&mut self, path: Option<PathBuf>) {
+        self.probe_file = path;
+        self.probe_seen = None;
+    }
+
+    /// Carries the last probe in the sidecar when it ended between the
+    /// recording's start and `now_wall_ns` (the end of the interval just
+    /// written): a probe run while recording is this recording's, an older
+    /// one, or one after a replayed capture's time, is not. The file's time
+    /// is looked at each interval; it is read only when that changed.
+    fn pick_up_probe(&mut self, now_wall_ns: u64) {
+        let Some(path) = &self.probe_file else { return };
+        let Ok(t) = std::fs::metadata(path).and_then(|m| m.modified()) else {
+            return;
+        };
+        if self.probe_seen == Some(t) {
+            return;
+        }
+        let Some(at) = t
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|d| u64::try_from(d.as_nanos()).ok())
+        else {
+            return;
+        };
+        if at > now_wall_ns {
+            // not yet: looked at again after the next interval
+            return;
+        }
+        self.probe_seen = Some(t);
+        if at < self.sidecar.started_wall_ns.unwrap_or(u64::MAX) {
+            return;
+        }
+        if let Some(rep) = crate::probe::report::load_last_from(path) {
+            self.sidecar.probe = Some(rep);
+            if self.sidecar.write(&self.path).is_err() {
+                self.unsaved = true;
+            }
+        }
     }
 
     /// Adds an interval that could not be written to the lost ranges.

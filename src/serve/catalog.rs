@@ -13,6 +13,8 @@ pub enum Type {
     Gauge,
     /// Constant labels with the value 1 (`_info`).
     Info,
+    /// Cumulative `_bucket{le}` counts with `_sum` and `_count`.
+    Histogram,
 }
 
 /// Which series a metric has.
@@ -65,7 +67,7 @@ impl Def {
         match self.kind {
             Type::Counter => format!("{}_total", self.name),
             Type::Info => format!("{}_info", self.name),
-            Type::Gauge => self.name.to_string(),
+            Type::Gauge | Type::Histogram => self.name.to_string(),
         }
     }
 }
@@ -425,6 +427,42 @@ def!(
     "Package thermal throttle events since boot: thermal_throttle/package_throttle_count of its first CPU."
 );
 def!(
+    PROBE_CPU_LATENCY,
+    "noisetop_probe_cpu_wakeup_latency_seconds",
+    Histogram,
+    S,
+    ["cpu", "kind", "state"],
+    DetailCpu,
+    "The last noisetop probe's wake-up latencies per probed CPU, kind (timer, remote, round_trip) and idle state woken from, in 1-2-5 buckets from 1 us to 100 ms; replaced when a probe runs again."
+);
+def!(
+    PROBE_LATENCY,
+    "noisetop_probe_wakeup_latency_seconds",
+    Histogram,
+    S,
+    ["kind", "state"],
+    Machine,
+    "The last noisetop probe's wake-up latencies per kind and idle state, every probed CPU added up."
+);
+def!(
+    PROBE_CSW,
+    "noisetop_probe_context_switch_seconds",
+    Gauge,
+    S,
+    ["cpu"],
+    EveryCpu,
+    "The last noisetop probe's cost of one context switch per probed CPU: (pipe round trip on the CPU - 2 x pipe write and read) / 2."
+);
+def!(
+    PROBE_TIME,
+    "noisetop_probe_timestamp_seconds",
+    Gauge,
+    S,
+    [],
+    Machine,
+    "When the last noisetop probe ended (Unix time, its result file's time): the age of the probe figures."
+);
+def!(
     FINDING,
     "noisetop_finding",
     Gauge,
@@ -581,6 +619,10 @@ pub const ALL: &[Def] = &[
     PKG_CSTATE,
     PKG_TEMP,
     PKG_THROTTLE,
+    PROBE_CPU_LATENCY,
+    PROBE_LATENCY,
+    PROBE_CSW,
+    PROBE_TIME,
     FINDING,
     UNAVAILABLE,
     SOURCE,
@@ -605,6 +647,7 @@ pub fn markdown_table() -> String {
             Type::Counter => "counter",
             Type::Gauge => "gauge",
             Type::Info => "info",
+            Type::Histogram => "histogram",
         };
         let _ = writeln!(
             out,

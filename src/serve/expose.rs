@@ -38,6 +38,8 @@ pub struct Input<'a> {
     pub scrapes: u64,
     /// noisetop's own CPU time, s.
     pub self_cpu_s: Option<f64>,
+    /// The last probe, as of this tick.
+    pub probe: Option<&'a super::probe::LastProbe>,
 }
 
 /// An exposition and its series count.
@@ -61,6 +63,7 @@ pub fn write(format: Format, inp: &Input<'_>, capacity: usize) -> Exposition {
     every_cpu(&mut w, inp, &cpus);
     detail_cpus(&mut w, inp);
     packages(&mut w, inp);
+    super::probe::write(&mut w, inp.probe, inp.detail);
     machine(&mut w, inp);
     let series = w.series() + 1;
     w.family(m::SERIES);
@@ -502,6 +505,12 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
             let why = st.note.as_deref().unwrap_or("no source on this machine");
             w.sample(&[("metric", metric_id(st.metric)), ("reason", why)], 1.0);
         }
+    }
+    if inp.probe.is_none_or(|p| p.report.is_none()) {
+        w.sample(
+            &[("metric", "probe"), ("reason", super::probe::NO_PROBE)],
+            1.0,
+        );
     }
     let power_read = s
         .statuses

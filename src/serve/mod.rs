@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod expose;
 pub mod http;
 pub mod negotiate;
+pub mod probe;
 pub mod text;
 pub mod totals;
 pub mod webconfig;
@@ -139,6 +140,8 @@ pub struct Exporter {
     samples: u64,
     /// The size of the last text, to write the next without regrowing.
     last_len: usize,
+    /// The last probe's results, looked at on each tick.
+    probe: probe::LastProbe,
 }
 
 impl Exporter {
@@ -154,7 +157,14 @@ impl Exporter {
             energy: BTreeMap::new(),
             samples: 0,
             last_len: 0,
+            probe: probe::LastProbe::default(),
         }
+    }
+
+    /// Exports the probe results kept at `path` (`noisetop probe`'s last
+    /// one), read on the tick when the file changed.
+    pub fn follow_probe(&mut self, path: Option<std::path::PathBuf>) {
+        self.probe = probe::LastProbe::at(path);
     }
 
     /// Takes the kernel's counters from the snapshot the driver just read.
@@ -169,6 +179,7 @@ impl Exporter {
             self.detail_cpus = detail_cpus(self.detail, &self.machine, &s.watched);
         }
         self.samples += 1;
+        self.probe.refresh();
         for p in &s.interval.pkgs {
             for (domain, w) in &p.watts {
                 if let Some(w) = w {
@@ -193,6 +204,7 @@ impl Exporter {
             samples: self.samples,
             scrapes: self.shared.scrapes(),
             self_cpu_s: crate::sys::process_cpu_ns().map(|ns| ns as f64 / 1e9),
+            probe: Some(&self.probe),
         };
         let cap = self.last_len + self.last_len / 8;
         let classic = expose::write(Format::Classic, &inp, cap);

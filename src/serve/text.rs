@@ -90,6 +90,58 @@ impl Writer {
         self.series += 1;
     }
 
+    /// Writes one histogram of the current family: cumulative counts per
+    /// `le` bound (`+Inf` last, equal to `count`), then `_sum` and `_count`.
+    pub fn histogram(
+        &mut self,
+        labels: &[(&str, &str)],
+        buckets: &[(&str, u64)],
+        sum: f64,
+        count: u64,
+    ) {
+        let Some(d) = self.pending else {
+            return;
+        };
+        if !sum.is_finite() {
+            return;
+        }
+        if self.current != Some(d.name) {
+            self.header(&d);
+            self.current = Some(d.name);
+        }
+        let line = |out: &mut String, suffix: &str, extra: Option<(&str, &str)>| {
+            out.push_str(d.name);
+            out.push_str(suffix);
+            let all: Vec<(&str, &str)> = labels.iter().copied().chain(extra).collect();
+            if !all.is_empty() {
+                out.push('{');
+                for (i, (k, v)) in all.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(k);
+                    out.push_str("=\"");
+                    escape_label(out, v);
+                    out.push('"');
+                }
+                out.push('}');
+            }
+            out.push(' ');
+        };
+        for (le, n) in buckets {
+            line(&mut self.out, "_bucket", Some(("le", le)));
+            write_value(&mut self.out, *n as f64);
+            self.out.push('\n');
+        }
+        line(&mut self.out, "_sum", None);
+        write_value(&mut self.out, sum);
+        self.out.push('\n');
+        line(&mut self.out, "_count", None);
+        write_value(&mut self.out, count as f64);
+        self.out.push('\n');
+        self.series += buckets.len() + 2;
+    }
+
     fn header(&mut self, d: &Def) {
         let (name, kind) = match (self.format, d.kind) {
             (Format::OpenMetrics, Type::Counter) => (d.name.to_string(), "counter"),
@@ -97,6 +149,7 @@ impl Writer {
             (Format::Classic, Type::Counter) => (d.sample_name(), "counter"),
             (Format::Classic, Type::Info) => (d.sample_name(), "gauge"),
             (_, Type::Gauge) => (d.name.to_string(), "gauge"),
+            (_, Type::Histogram) => (d.name.to_string(), "histogram"),
         };
         let _ = writeln!(self.out, "# HELP {name} {}", escape_help(d.help));
         let _ = writeln!(self.out, "# TYPE {name} {kind}");

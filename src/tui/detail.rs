@@ -317,6 +317,13 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
         if !tc.intruders.is_empty() {
             lines.push(("t next task · o make it the owner".into(), String::new()));
         }
+        // the probe's wake-ups were asked for: its own line, not an intruder
+        if let Some(p) = s.trace.as_ref().and_then(|t| t.probed(cpu)) {
+            lines.push((
+                format!("{} (not noise) ×{}", crate::probe::running::LABEL, p.slices),
+                ms(p.ns),
+            ));
+        }
         for x in tc.stolen.iter().take(5) {
             lines.push((format!("{} {} ×{}", x.kind, x.name, x.count), ms(x.ns)));
         }

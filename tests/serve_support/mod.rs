@@ -140,11 +140,17 @@ impl Drop for Kid {
 /// Starts `noisetop serve` on a free port with these extra arguments and
 /// waits until /metrics has its first interval.
 pub fn serve(args: &[&str]) -> (Kid, u16) {
+    serve_env(args, &[])
+}
+
+/// `noisetop serve` as [`serve`], with more environment (a state folder).
+pub fn serve_env(args: &[&str], env: &[(&str, &std::path::Path)]) -> (Kid, u16) {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let child = Command::new(env!("CARGO_BIN_EXE_noisetop"))
         .args(["serve", "--listen", &listen])
         .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

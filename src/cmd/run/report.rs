@@ -154,6 +154,10 @@ pub struct CpuRun {
     pub sampled: bool,
     /// Time the CPU was busy over the run, ns (Busy % × interval length).
     pub busy_ns: Option<u64>,
+    /// Time `noisetop probe` ran on the CPU, ns, where it measured there
+    /// (traced; not an intruder: its wake-ups were asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_ns: Option<u64>,
     /// Intervals this CPU was judged noisy, of all.
     pub noisy_intervals: u64,
     /// Intervals whose verdict was unknown, of all.
@@ -215,6 +219,7 @@ struct CpuAcc {
     unseen_ns: u64,
     sampled: bool,
     busy_ns: Option<f64>,
+    probe_ns: Option<u64>,
     noisy: u64,
     unknown: u64,
     /// Why the last unknown interval was.
@@ -301,6 +306,9 @@ impl Accumulator {
                 a.traced_ns += t.window_ns;
                 a.unseen_ns += t.unseen_ns;
                 a.sampled |= t.sampled;
+                if let Some(p) = s.trace.as_ref().and_then(|t| t.probed(r.cpu)) {
+                    a.probe_ns = Some(a.probe_ns.unwrap_or(0) + p.ns);
+                }
                 for i in &t.intruders {
                     let e = a
                         .intruders
@@ -447,6 +455,7 @@ impl Accumulator {
                 unseen_ns: a.unseen_ns,
                 sampled: a.sampled,
                 busy_ns: a.busy_ns.map(|b| b as u64),
+                probe_ns: a.probe_ns,
                 intruders,
                 stolen,
                 noisy_intervals: a.noisy,
@@ -491,6 +500,19 @@ impl Accumulator {
                 .collect();
             format!("noisy: {}", shown.join("; "))
         };
+        let probed: Vec<String> = per_cpu
+            .iter()
+            .filter_map(|c| {
+                c.probe_ns.map(|ns| {
+                    format!(
+                        "; CPU {} being probed ({})",
+                        c.cpu,
+                        crate::probe::running::ran_text(ns)
+                    )
+                })
+            })
+            .collect();
+        let verdict = verdict + &probed.concat();
         let mut findings: Vec<FindingTotal> = self.findings.into_values().collect();
         findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(b.count.cmp(&a.count)));
         RunReport {
@@ -710,6 +732,14 @@ impl RunReport {
                     )
                 }),
             );
+            if let Some(ns) = c.probe_ns {
+                let _ = writeln!(
+                    o,
+                    "  {} (asked for, not noise): {}",
+                    crate::probe::running::LABEL,
+                    duration(ns)
+                );
+            }
             if c.unseen_ns > 0 {
                 let _ = writeln!(
                     o,
@@ -789,6 +819,7 @@ mod tests {
                     state,
                     causes: Vec::new(),
                     reason: (state == VerdictState::Unknown).then(|| WHY.to_string()),
+                    probe_ns: None,
                 }],
             },
             watched: vec![1],
@@ -810,6 +841,7 @@ mod tests {
                 lost: 0,
                 idle_hidden: true,
                 browsed: Vec::new(),
+                probed: Vec::new(),
             }),
             statuses: Vec::new(),
             machine: None,
@@ -1008,6 +1040,7 @@ mod tests_support {
                     state: VerdictState::Quiet,
                     causes: Vec::new(),
                     reason: None,
+                    probe_ns: None,
                 }],
             },
             watched: vec![1],
@@ -1029,6 +1062,7 @@ mod tests_support {
                 lost: 0,
                 idle_hidden: false,
                 browsed: Vec::new(),
+                probed: Vec::new(),
             }),
             statuses: Vec::new(),
             machine: None,
