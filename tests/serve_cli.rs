@@ -89,3 +89,35 @@ fn bad_options_are_refused_with_a_clear_message() {
     let (code, err) = run(&["--detail", "some"]);
     assert_eq!(code, Some(2), "{err}");
 }
+
+/// The IPIs noisetop sent to the watched CPU are exported as the kernel
+/// counts them (setup, then running), or said to be unavailable with the
+/// reason; never a made-up 0.
+#[test]
+fn the_ipis_sent_to_watched_cpus_are_exported_or_said_unavailable() {
+    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+        eprintln!("skipped: needs CPU 1 to watch");
+        return;
+    }
+    let (kid, port) = serve(&["--interval", "300ms", "--watch", "1"]);
+    let end = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let t = get(port, "/metrics").unwrap().text();
+        if value(&t, "noisetop_samples_total").unwrap_or(0.0) >= 2.0 || Instant::now() > end {
+            break t;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    drop(kid);
+    let setup = value(&text, "noisetop_watched_cpu_ipis_total{phase=\"setup\"}");
+    let running = value(&text, "noisetop_watched_cpu_ipis_total{phase=\"running\"}");
+    let said = text
+        .lines()
+        .find(|l| l.starts_with("noisetop_metric_unavailable{metric=\"watched_cpu_ipis\""));
+    eprintln!("setup {setup:?}, running {running:?}, unavailable {said:?}");
+    match (setup, running) {
+        (Some(_), Some(_)) => assert!(said.is_none(), "both counted and unavailable"),
+        (None, None) => assert!(said.is_some(), "neither counted nor said why:\n{text}"),
+        _ => panic!("one phase without the other:\n{text}"),
+    }
+}

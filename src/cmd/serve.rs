@@ -69,6 +69,8 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let machine = Machine::read(&mut fs);
     crate::cmd::check_cpus("--watch", &watched, &machine)?;
     let tree = crate::cmd::tree_kind(&a.source, &roots);
+    // the IPI counters open before any other perf event, so setup counts too
+    let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
     let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
     let server = http::bind(&a.listen, &web, Limits::default()).map_err(|e| anyhow!(e))?;
@@ -91,6 +93,8 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         a.watch.owner.clone(),
     );
     driver.set_tracer(t, missing);
+    crate::cmd::count_switches(&mut driver, &tree);
+    driver.set_own_ipis(own_ipis);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let handle = server
         .spawn(Arc::clone(&shared))

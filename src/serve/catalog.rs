@@ -553,6 +553,15 @@ def!(
     "CPU time noisetop itself has used, every thread: CLOCK_PROCESS_CPUTIME_ID."
 );
 def!(
+    OWN_IPIS,
+    "noisetop_watched_cpu_ipis",
+    Counter,
+    None,
+    ["phase"],
+    Machine,
+    "IPIs noisetop's own threads sent to the watched CPUs, counted by the kernel's ipi_send_cpu and ipi_send_cpumask tracepoints: phase=setup before the first sample (installing perf events), phase=running since (the hands-off promise is 0)."
+);
+def!(
     SCRAPES,
     "noisetop_scrapes",
     Counter,
@@ -633,6 +642,7 @@ pub const ALL: &[Def] = &[
     SAMPLE_TIME,
     SAMPLE_COST,
     SELF_CPU,
+    OWN_IPIS,
     SCRAPES,
     BUILD,
     SERIES,

@@ -506,6 +506,9 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
             w.sample(&[("metric", metric_id(st.metric)), ("reason", why)], 1.0);
         }
     }
+    if let Some(Err(why)) = &s.own_ipis {
+        w.sample(&[("metric", "watched_cpu_ipis"), ("reason", why)], 1.0);
+    }
     if inp.probe.is_none_or(|p| p.report.is_none()) {
         w.sample(
             &[("metric", "probe"), ("reason", super::probe::NO_PROBE)],
@@ -561,6 +564,11 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     w.family(m::SELF_CPU);
     if let Some(v) = inp.self_cpu_s {
         w.sample(&[], v);
+    }
+    w.family(m::OWN_IPIS);
+    if let Some(Ok(i)) = &s.own_ipis {
+        w.sample(&[("phase", "setup")], i.setup as f64);
+        w.sample(&[("phase", "running")], i.since_first as f64);
     }
     w.family(m::SCRAPES);
     w.sample(&[], inp.scrapes as f64);
