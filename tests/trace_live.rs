@@ -7,30 +7,15 @@
 //! drained from CPU 0.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use noisetop::source::tracer::{Tracer, find_tracefs};
+use noisetop::source::tracer::Tracer;
 use noisetop::sys::pin_to;
 use noisetop::trace::{SourceKind, TraceWindow};
 
 const CPU: u32 = 1;
-
-fn skip_reason() -> Option<String> {
-    if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() != 0) {
-        return Some("not root".into());
-    }
-    if find_tracefs(Path::new("/sys")).is_none() {
-        return Some("tracefs is not mounted".into());
-    }
-    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
-        return Some("fewer than 2 CPUs".into());
-    }
-    None
-}
 
 /// A child killed when the test ends, passed or not.
 struct Kill(Child);
@@ -53,6 +38,10 @@ fn spawn_on_cpu1(args: &[&str]) -> Kill {
     pin_to(&[0]).unwrap();
     Kill(child)
 }
+
+#[path = "common/cpu1.rs"]
+mod cpu1;
+use cpu1::{cpu1, skip_reason};
 
 #[path = "common/schedstat.rs"]
 mod schedstat;
@@ -88,14 +77,6 @@ fn every_thread_ns() -> HashMap<u32, u64> {
         }
     }
     out
-}
-
-/// The two tests each want CPU 1 to themselves: one loads it, the other
-/// needs it idle.
-static CPU1: Mutex<()> = Mutex::new(());
-
-fn cpu1() -> MutexGuard<'static, ()> {
-    CPU1.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn one_cpu(w: &TraceWindow) -> &noisetop::trace::CpuTrace {

@@ -12,18 +12,20 @@
 //! comparison. Needs root, tracefs and 2 CPUs, else prints why and skips;
 //! the stress-ng runs skip when it is not installed (`.ci/run` installs it).
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use noisetop::source::tracer::{Tracer, find_tracefs};
+use noisetop::source::tracer::Tracer;
 use noisetop::sys::{monotonic_ns, pin_to};
 use noisetop::trace::SourceKind;
 use noisetop::trace::crosscheck::{CpuCheck, disagreements};
+
+#[path = "common/cpu1.rs"]
+mod cpu1;
+use cpu1::{cpu1, skip_reason};
 
 #[path = "common/schedstat.rs"]
 #[expect(dead_code, reason = "its pid reader: this test reads threads by path")]
@@ -31,25 +33,6 @@ mod schedstat;
 use schedstat::ns_at;
 
 const CPU: u32 = 1;
-
-fn skip_reason() -> Option<String> {
-    if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() != 0) {
-        return Some("not root".into());
-    }
-    if find_tracefs(Path::new("/sys")).is_none() {
-        return Some("tracefs is not mounted".into());
-    }
-    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
-        return Some("fewer than 2 CPUs".into());
-    }
-    None
-}
-
-static CPU1: Mutex<()> = Mutex::new(());
-
-fn cpu1() -> MutexGuard<'static, ()> {
-    CPU1.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The LOC count of `cpu` in /proc/interrupts.
 fn loc(cpu: u32) -> u64 {
