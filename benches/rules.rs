@@ -45,13 +45,7 @@ fn traced(cpu: u32) -> Traced {
                     max_ns: 2_000,
                 })
                 .collect(),
-            unseen_ns: 0,
-            idle_ns: 0,
-            unknown_ns: 0,
-            idle_edge_ns: 0,
-            sampled: false,
-            owner_given: false,
-            owner_was: None,
+            ..TracedCpu::default()
         }],
         lost: 0,
         idle_hidden: false,

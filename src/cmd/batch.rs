@@ -204,10 +204,15 @@ fn sample_live(
         let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
         let no_trace = print.is_none_or(|a| a.watch.no_trace);
         let owners = print.map(|a| a.watch.owner.clone()).unwrap_or_default();
-        let (t, missing) = crate::cmd::tracer_for(&tree, &roots, &watched, no_trace, owners);
-        driver.set_tracer(t, missing);
-        crate::cmd::count_switches(&mut driver, &tree);
-        driver.set_own_ipis(own_ipis);
+        crate::cmd::watch(
+            &mut driver,
+            &tree,
+            &roots,
+            &watched,
+            no_trace,
+            owners,
+            own_ipis,
+        );
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {

@@ -130,16 +130,15 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     let mut driver = Driver::new(engine)
         .with_config(config.clone())
         .watching(&watched);
-    let (t, missing) = crate::cmd::tracer_for(
+    crate::cmd::watch(
+        &mut driver,
         &tree,
         &roots,
         &watched,
         a.watch.no_trace,
         a.watch.owner.clone(),
+        own_ipis,
     );
-    driver.set_tracer(t, missing);
-    crate::cmd::count_switches(&mut driver, &tree);
-    driver.set_own_ipis(own_ipis);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(a.sample.interval));
     let (tx, rx) = live::channel();

@@ -393,6 +393,24 @@ pub fn own_ipis(
     crate::source::ipi_count::SelfIpis::open(&tracefs, watched)
 }
 
+/// Gives the driver what watches the watched CPUs without interrupting
+/// them: the tracer (or its /proc-sampled stand-in), lean switch rings where
+/// the tracer does not count, and the kernel's count of noisetop's own IPIs.
+pub fn watch<H: Hardware>(
+    driver: &mut crate::pipeline::Driver<H>,
+    tree: &Tree,
+    roots: &Roots,
+    watched: &[u32],
+    no_trace: bool,
+    owners: Vec<u32>,
+    own_ipis: Result<crate::source::ipi_count::SelfIpis, String>,
+) {
+    let (t, missing) = tracer_for(tree, roots, watched, no_trace, owners);
+    driver.set_tracer(t, missing);
+    count_switches(driver, tree);
+    driver.set_own_ipis(own_ipis);
+}
+
 /// Counts the watched CPUs' switches with lean rings when no tracer does
 /// (`--no-trace`, tracefs missing), on a live tree only.
 pub fn count_switches<H: Hardware>(driver: &mut crate::pipeline::Driver<H>, tree: &Tree) {

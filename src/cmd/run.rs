@@ -56,16 +56,15 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     let pid = child.id();
     let started = std::time::Instant::now();
-    let (t, missing) = crate::cmd::tracer_for(
+    crate::cmd::watch(
+        &mut driver,
         &crate::cmd::Tree::Live,
         &roots,
         &cpus,
         a.no_trace,
         vec![pid],
+        own_ipis,
     );
-    driver.set_tracer(t, missing);
-    crate::cmd::count_switches(&mut driver, &crate::cmd::Tree::Live);
-    driver.set_own_ipis(own_ipis);
 
     let forwarder = forward_signals(pid)?;
     let stop = Stop::new();

@@ -85,16 +85,15 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         engine.sampler.set_budget(files);
     }
     let mut driver: Driver<AnyHw> = Driver::new(engine).with_config(config).watching(&watched);
-    let (t, missing) = crate::cmd::tracer_for(
+    crate::cmd::watch(
+        &mut driver,
         &tree,
         &roots,
         &watched,
         a.watch.no_trace,
         a.watch.owner.clone(),
+        own_ipis,
     );
-    driver.set_tracer(t, missing);
-    crate::cmd::count_switches(&mut driver, &tree);
-    driver.set_own_ipis(own_ipis);
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let handle = server
         .spawn(Arc::clone(&shared))

@@ -55,7 +55,7 @@ pub struct StolenBy {
 }
 
 /// One traced CPU over the interval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TracedCpu {
     /// The CPU.
     pub cpu: u32,

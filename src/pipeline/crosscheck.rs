@@ -65,8 +65,6 @@ mod tests {
         let traced = TracedCpu {
             cpu: 1,
             window_ns: 2_000_000_000,
-            owner: None,
-            intruders: Vec::new(),
             stolen: vec![StolenBy {
                 kind: "timer".into(),
                 name: "local_timer".into(),
@@ -75,13 +73,10 @@ mod tests {
                 count: 287,
                 max_ns: 30_000,
             }],
-            unseen_ns: 0,
             idle_ns: 1_500_000_000,
             unknown_ns: 1_000,
             idle_edge_ns: 20_000,
-            owner_given: false,
-            owner_was: None,
-            sampled: false,
+            ..TracedCpu::default()
         };
         let rates = CpuRates {
             cpu: 1,

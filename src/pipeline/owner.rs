@@ -47,15 +47,8 @@ mod tests {
                 cpu: 1,
                 window_ns: 1_000_000_000,
                 owner,
-                intruders: Vec::new(),
-                stolen: Vec::new(),
-                unseen_ns: 0,
-                sampled: false,
                 owner_given: given,
-                owner_was: None,
-                idle_edge_ns: 0,
-                idle_ns: 0,
-                unknown_ns: 0,
+                ..TracedCpu::default()
             }],
             ..Traced::default()
         }

@@ -222,14 +222,7 @@ mod tests {
                     intruder(THREAD_NAME, 900, 1_500_000),
                     intruder("kworker/1:1", 50, 400_000),
                 ],
-                stolen: Vec::new(),
-                unseen_ns: 0,
-                idle_ns: 0,
-                unknown_ns: 0,
-                idle_edge_ns: 0,
-                owner_given: false,
-                owner_was: None,
-                sampled: false,
+                ..TracedCpu::default()
             }],
             ..Traced::default()
         };

@@ -392,21 +392,13 @@ mod tags_tests {
                 cpus: vec![TracedCpu {
                     cpu: 1,
                     window_ns: 1_000_000_000,
-                    owner: None,
                     intruders: vec![
                         task("kworker/1:1", 77, 12.345),
                         task("sshd", 900, 3.0),
                         task("rcu_sched", 15, 0.094),
                         task("bash", 1000, 0.01),
                     ],
-                    stolen: Vec::new(),
-                    unseen_ns: 0,
-                    idle_ns: 0,
-                    unknown_ns: 0,
-                    idle_edge_ns: 0,
-                    owner_given: false,
-                    owner_was: None,
-                    sampled: false,
+                    ..TracedCpu::default()
                 }],
                 lost: 0,
                 idle_hidden: false,

@@ -783,74 +783,24 @@ impl RunReport {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::{Accumulator, RunFacts, duration};
-    use crate::interval::{CpuRates, Interval};
-    use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, VerdictState};
+    use crate::noise::VerdictState;
     use crate::pipeline::Sample;
-    use crate::snapshot::Stamp;
 
     const WHY: &str = "who ran for 30.0 ms (3.0 %) is not known: the kernel gave perf no \
                        events of a task that ran then";
 
     /// One second of CPU 1 with `unseen_ns` not seen, judged `state`.
     fn second(state: VerdictState, unseen_ns: u64) -> Sample {
-        Sample {
-            interval: Interval {
-                from: Stamp::default(),
-                to: Stamp::default(),
-                dt_s: 1.0,
-                freq_source: None,
-                cpus: vec![CpuRates {
-                    cpu: 1,
-                    ..CpuRates::default()
-                }],
-                pkgs: Vec::new(),
-                irqs: Vec::new(),
-                softirqs: Vec::new(),
-                gone: Vec::new(),
-            },
-            judgement: Judgement {
-                findings: Vec::new(),
-                verdicts: vec![CpuVerdict {
-                    cpu: 1,
-                    watched: true,
-                    state,
-                    causes: Vec::new(),
-                    reason: (state == VerdictState::Unknown).then(|| WHY.to_string()),
-                    probe_ns: None,
-                }],
-            },
-            watched: vec![1],
-            trace: Some(Traced {
-                cpus: vec![TracedCpu {
-                    cpu: 1,
-                    window_ns: 1_000_000_000,
-                    owner: None,
-                    intruders: Vec::new(),
-                    stolen: Vec::new(),
-                    unseen_ns,
-                    idle_ns: 0,
-                    unknown_ns: 0,
-                    idle_edge_ns: 0,
-                    sampled: false,
-                    owner_given: true,
-                    owner_was: None,
-                }],
-                lost: 0,
-                idle_hidden: true,
-                browsed: Vec::new(),
-                probed: Vec::new(),
-            }),
-            statuses: Vec::new(),
-            machine: None,
-            next_at: None,
-            took: Duration::ZERO,
-            position: None,
-            notes: Vec::new(),
-            own_ipis: None,
-        }
+        let mut s = super::tests_support::quiet_second(0.0);
+        s.interval.cpus[0].busy_pct = None;
+        let v = &mut s.judgement.verdicts[0];
+        v.state = state;
+        v.reason = (state == VerdictState::Unknown).then(|| WHY.to_string());
+        let t = s.trace.as_mut().expect("quiet_second is traced");
+        t.idle_hidden = true;
+        t.cpus[0].unseen_ns = unseen_ns;
+        s
     }
 
     fn facts() -> RunFacts {
@@ -1048,16 +998,8 @@ mod tests_support {
                 cpus: vec![TracedCpu {
                     cpu: 1,
                     window_ns: 1_000_000_000,
-                    owner: None,
-                    intruders: Vec::new(),
-                    stolen: Vec::new(),
-                    unseen_ns: 0,
-                    sampled: false,
                     owner_given: true,
-                    owner_was: None,
-                    idle_edge_ns: 0,
-                    idle_ns: 0,
-                    unknown_ns: 0,
+                    ..TracedCpu::default()
                 }],
                 lost: 0,
                 idle_hidden: false,
