@@ -273,6 +273,18 @@ fn detail_cpus(w: &mut Writer, inp: &Input<'_>) {
 /// Top-N lists of the traced CPUs: who ran, and which interrupts took time.
 const TOP: usize = 5;
 
+/// The [`TOP`] largest sums by key, largest first (ties by key).
+fn top<K: Ord>(items: impl Iterator<Item = (K, u64)>) -> Vec<(K, u64)> {
+    let mut by: BTreeMap<K, u64> = BTreeMap::new();
+    for (k, ns) in items {
+        *by.entry(k).or_default() += ns;
+    }
+    let mut top: Vec<_> = by.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top.truncate(TOP);
+    top
+}
+
 fn traced(w: &mut Writer, inp: &Input<'_>) {
     let Some(tr) = &inp.sample.trace else {
         return;
@@ -281,13 +293,11 @@ fn traced(w: &mut Writer, inp: &Input<'_>) {
     for t in &tr.cpus {
         let c = t.cpu.to_string();
         // threads of one process are one series
-        let mut by: BTreeMap<(String, u32), u64> = BTreeMap::new();
-        for i in &t.intruders {
-            *by.entry((i.task.comm.clone(), i.task.pid)).or_default() += i.ns;
-        }
-        let mut top: Vec<_> = by.into_iter().collect();
-        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        for ((comm, pid), ns) in top.into_iter().take(TOP) {
+        let by = t
+            .intruders
+            .iter()
+            .map(|i| ((i.task.comm.clone(), i.task.pid), i.ns));
+        for ((comm, pid), ns) in top(by) {
             let pid = pid.to_string();
             w.sample(
                 &[("cpu", &c), ("comm", &comm), ("pid", &pid)],
@@ -298,13 +308,11 @@ fn traced(w: &mut Writer, inp: &Input<'_>) {
     w.family(m::CPU_STOLEN);
     for t in &tr.cpus {
         let c = t.cpu.to_string();
-        let mut by: BTreeMap<(String, String), u64> = BTreeMap::new();
-        for s in &t.stolen {
-            *by.entry((s.kind.clone(), s.name.clone())).or_default() += s.ns;
-        }
-        let mut top: Vec<_> = by.into_iter().collect();
-        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        for ((kind, source), ns) in top.into_iter().take(TOP) {
+        let by = t
+            .stolen
+            .iter()
+            .map(|s| ((s.kind.clone(), s.name.clone()), s.ns));
+        for ((kind, source), ns) in top(by) {
             w.sample(
                 &[("cpu", &c), ("kind", &kind), ("source", &source)],
                 ns as f64 * 1e-9,
