@@ -8,40 +8,17 @@
 //! tracefs and two CPUs; skipped with the reason otherwise.
 
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+#[path = "common/cpu1.rs"]
+mod cpu1;
+use cpu1::{cpu1, skip_reason};
 
 #[path = "common/schedstat.rs"]
 mod schedstat;
 #[path = "common/tmux.rs"]
 mod tmux;
 use tmux::Tmux;
-
-/// The tests share CPU 1: one at a time, or one's busy loop is another's intruder.
-static CPU1: Mutex<()> = Mutex::new(());
-
-fn cpu1() -> MutexGuard<'static, ()> {
-    CPU1.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn skip_reason() -> Option<&'static str> {
-    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
-        return Some("fewer than two CPUs");
-    }
-    if !std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-    {
-        return Some("not root");
-    }
-    if !std::path::Path::new("/sys/kernel/tracing/events/sched/sched_switch/id").exists()
-        && !std::path::Path::new("/sys/kernel/debug/tracing/events/sched/sched_switch/id").exists()
-    {
-        return Some("tracefs not mounted");
-    }
-    None
-}
 
 /// A shell spinning on CPU 1; killed when dropped.
 struct Spinner(Child);

@@ -8,36 +8,11 @@
 //! and accepted. Needs root (perf tracepoints), tracefs and two CPUs;
 //! skipped with the reason otherwise.
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-
-/// The two tests share CPU 1 and one probe at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn skip_reason() -> Option<&'static str> {
-    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
-        return Some("fewer than two CPUs");
-    }
-    if !std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-    {
-        return Some("not root");
-    }
-    if !Path::new("/sys/kernel/tracing/events/sched/sched_switch/id").exists()
-        && !Path::new("/sys/kernel/debug/tracing/events/sched/sched_switch/id").exists()
-    {
-        return Some("tracefs not mounted");
-    }
-    None
-}
+#[path = "common/cpu1.rs"]
+mod cpu1;
+use cpu1::{cpu1, skip_reason};
 
 /// `noisetop probe --cpus 1 --duration D` under its own state folder,
 /// started once its running file is there (which says its pid).
@@ -102,7 +77,7 @@ fn run_beside_a_probe_lists_it_and_never_calls_it_an_intruder() {
         eprintln!("skipped: {why}");
         return;
     }
-    let _g = serial();
+    let _g = cpu1();
     let probe = Probe::start("3s");
     let pid = probe.child.id();
     let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
@@ -154,7 +129,7 @@ fn batch_beside_a_probe_says_the_cpu_is_probed() {
         eprintln!("skipped: {why}");
         return;
     }
-    let _g = serial();
+    let _g = cpu1();
     // long enough to outlast the batch however loaded the machine is, then
     // stopped: a stopped probe also takes its running file away
     let probe = Probe::start("20s");
