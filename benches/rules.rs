@@ -47,10 +47,7 @@ fn traced(cpu: u32) -> Traced {
                 .collect(),
             ..TracedCpu::default()
         }],
-        lost: 0,
-        idle_hidden: false,
-        browsed: Vec::new(),
-        probed: Vec::new(),
+        ..Traced::default()
     }
 }
 

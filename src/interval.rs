@@ -152,7 +152,7 @@ pub struct PkgRates {
 }
 
 /// The delta of two snapshots.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Interval {
     /// Start of the interval.
     pub from: Stamp,

@@ -593,10 +593,7 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
             ],
             ..TracedCpu::default()
         }],
-        lost: 0,
-        idle_hidden: false,
-        browsed: Vec::new(),
-        probed: Vec::new(),
+        ..Traced::default()
     };
     let j = judge_all(
         &interval(vec![rates(0), r1, rates(2), rates(3)]),
@@ -684,10 +681,7 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
             ],
             ..TracedCpu::default()
         }],
-        lost: 0,
-        idle_hidden: false,
-        browsed: Vec::new(),
-        probed: Vec::new(),
+        ..Traced::default()
     };
     let mut r2 = rates(2);
     r2.softirq_per_s = Some(5000.0);
@@ -729,10 +723,8 @@ fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
             unseen_ns,
             ..TracedCpu::default()
         }],
-        lost: 0,
         idle_hidden: true,
-        browsed: Vec::new(),
-        probed: Vec::new(),
+        ..Traced::default()
     };
     let iv = interval(vec![rates(0), rates(1), rates(2), rates(3)]);
     // 30 ms of 1 s (3 %) against the watched 0.5 % for other tasks

@@ -23,10 +23,7 @@ fn cpu1(owner: Option<TracedTask>, intruders: Vec<Intruder>) -> Traced {
             intruders,
             ..TracedCpu::default()
         }],
-        lost: 0,
-        idle_hidden: false,
-        browsed: Vec::new(),
-        probed: Vec::new(),
+        ..Traced::default()
     }
 }
 

@@ -27,7 +27,7 @@ use crate::source::switch_ring::SwitchCount;
 pub use control::Control;
 
 /// One interval and everything judged of it, owned by whoever receives it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Sample {
     /// The interval.
     pub interval: Interval,

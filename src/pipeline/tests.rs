@@ -34,7 +34,6 @@ fn driver(dir: &std::path::Path, idle_hidden: bool) -> Driver<Captured> {
     let mut d = Driver::new(e);
     let window = Traced {
         idle_hidden,
-        browsed: Vec::new(),
         ..Traced::default()
     };
     d.set_tracer(Some(Box::new(Fixed(window, Vec::new()))), None);

@@ -301,7 +301,6 @@ pub fn lost_ranges_text(lost: &[crate::record::sidecar::LostRange]) -> String {
 
 #[cfg(test)]
 mod tags_tests {
-    use std::time::Duration;
 
     use super::tags;
     use crate::interval::{CpuRates, Interval};
@@ -310,7 +309,6 @@ mod tags_tests {
         Cause, CauseClass, CpuVerdict, Judgement, Traced, TracedCpu, TracedTask, VerdictState,
     };
     use crate::pipeline::Sample;
-    use crate::snapshot::Stamp;
 
     fn task(comm: &str, pid: u32, ms: f64) -> Intruder {
         Intruder {
@@ -354,20 +352,14 @@ mod tags_tests {
         };
         let s = Sample {
             interval: Interval {
-                from: Stamp::default(),
-                to: Stamp::default(),
                 dt_s: 1.0,
-                freq_source: None,
                 cpus: (0..3)
                     .map(|cpu| CpuRates {
                         cpu,
                         ..CpuRates::default()
                     })
                     .collect(),
-                pkgs: Vec::new(),
-                irqs: Vec::new(),
-                softirqs: Vec::new(),
-                gone: Vec::new(),
+                ..Interval::default()
             },
             judgement: Judgement {
                 findings: Vec::new(),
@@ -400,18 +392,9 @@ mod tags_tests {
                     ],
                     ..TracedCpu::default()
                 }],
-                lost: 0,
-                idle_hidden: false,
-                browsed: Vec::new(),
-                probed: Vec::new(),
+                ..Traced::default()
             }),
-            statuses: Vec::new(),
-            machine: None,
-            next_at: None,
-            took: Duration::ZERO,
-            position: None,
-            notes: Vec::new(),
-            own_ipis: None,
+            ..Sample::default()
         };
         let t = tags(&s);
         let got: Vec<(&str, String)> = t

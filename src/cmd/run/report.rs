@@ -956,31 +956,23 @@ mod others_tests {
 
 #[cfg(test)]
 mod tests_support {
-    use std::time::Duration;
 
     use super::RunFacts;
     use crate::interval::{CpuRates, Interval};
     use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, VerdictState};
     use crate::pipeline::Sample;
-    use crate::snapshot::Stamp;
 
     /// One second of CPU 1, busy `busy_pct`, judged quiet.
     pub fn quiet_second(busy_pct: f64) -> Sample {
         Sample {
             interval: Interval {
-                from: Stamp::default(),
-                to: Stamp::default(),
                 dt_s: 1.0,
-                freq_source: None,
                 cpus: vec![CpuRates {
                     cpu: 1,
                     busy_pct: Some(busy_pct),
                     ..CpuRates::default()
                 }],
-                pkgs: Vec::new(),
-                irqs: Vec::new(),
-                softirqs: Vec::new(),
-                gone: Vec::new(),
+                ..Interval::default()
             },
             judgement: Judgement {
                 findings: Vec::new(),
@@ -1001,18 +993,9 @@ mod tests_support {
                     owner_given: true,
                     ..TracedCpu::default()
                 }],
-                lost: 0,
-                idle_hidden: false,
-                browsed: Vec::new(),
-                probed: Vec::new(),
+                ..Traced::default()
             }),
-            statuses: Vec::new(),
-            machine: None,
-            next_at: None,
-            took: Duration::ZERO,
-            position: None,
-            notes: Vec::new(),
-            own_ipis: None,
+            ..Sample::default()
         }
     }
 
