@@ -398,6 +398,15 @@ fn run(mode: &'static str, extra: &[&str], script: &str, from: f64, to: f64) -> 
 /// The dashboard in tmux, watching CPU 1, for `secs` once it shows its
 /// first sample.
 fn dashboard(secs: u64) -> Option<Window> {
+    // the terminal is the user's and stays off the benchmark CPU, as the
+    // rest of a quiet setup does: a tmux server that last ran on CPU 1 is
+    // woken there by every frame the dashboard writes (ttwu_queue_wakelist),
+    // which is its placement's cost, not noisetop's. tmux inherits the
+    // affinity of the thread that starts it.
+    noisetop::sys::pin_to(&[0]).expect("CPU 0 is online");
+    // and so are unbound kworkers (the pty's flush work after each frame),
+    // as the README advises for an isolated setup; restored on drop
+    let _wq = UnboundOnCpu0::set();
     let t = tmux::Tmux::start("handsoff", &format!("{BIN} --watch 1"))?;
     t.wait_for(&["IPI to watched"]);
     let pid: u32 =
@@ -583,4 +592,28 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
         watched_s >= 20.0 || windows.len() < 5,
         "the windows add up to {watched_s:.1} s"
     );
+}
+
+/// `/sys/devices/virtual/workqueue/cpumask` narrowed to CPU 0 for a test,
+/// and put back as it was when dropped.
+struct UnboundOnCpu0(Option<String>);
+
+impl UnboundOnCpu0 {
+    const PATH: &str = "/sys/devices/virtual/workqueue/cpumask";
+
+    fn set() -> UnboundOnCpu0 {
+        let was = std::fs::read_to_string(Self::PATH).ok();
+        if was.is_some() && std::fs::write(Self::PATH, "1").is_err() {
+            return UnboundOnCpu0(None);
+        }
+        UnboundOnCpu0(was)
+    }
+}
+
+impl Drop for UnboundOnCpu0 {
+    fn drop(&mut self) {
+        if let Some(was) = &self.0 {
+            let _ = std::fs::write(Self::PATH, was.trim());
+        }
+    }
 }
