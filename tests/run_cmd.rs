@@ -106,7 +106,9 @@ fn recorded_intervals(csv: &std::path::Path) -> (usize, f64) {
 #[test]
 fn run_records_exactly_the_intervals_it_reports_the_last_partial_one_included() {
     let dir = tempfile::tempdir().unwrap();
-    for (interval, secs) in [("1s", "0.45"), ("300ms", "1.0")] {
+    // a command shorter than the interval (with room for the tracer's setup
+    // before the first snapshot), and one of several intervals
+    for (interval, secs) in [("1s", "0.8"), ("300ms", "1.0")] {
         let csv = dir.path().join(format!("{interval}.csv"));
         let out = noisetop()
             .args(["run", "--cpus", "0", "--json", "--interval", interval])
