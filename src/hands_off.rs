@@ -36,8 +36,8 @@ pub fn describe(
         let says = match (st.metric, st.rung) {
             (Metric::Scheduler, _) => Some(match counts {
                 Ok(from) => format!(
-                    "watched {cpu} {list}: counted from {from} (switch-out records, \
-                     cpu-migrations samples written by the CPU itself; no IPI)"
+                    "watched {cpu} {list}: counted from {from} (context-switches and \
+                     cpu-migrations values the CPU writes into its own samples; no IPI)"
                 ),
                 Err(why) => format!("watched {cpu} {list}: {}; {why}", not_read(hands_off)),
             }),
@@ -110,12 +110,12 @@ mod tests {
             ),
             status(Metric::OsCstates, Some(Rung::Kernel), "cpuidle sysfs"),
         ];
-        describe(&mut st, &[1], &[0], &Ok("the tracer's rings"));
+        describe(&mut st, &[1], &[0], &Ok("counting rings"));
         assert_eq!(
             st[0].note.as_deref(),
             Some(
-                "watched CPU 1: counted from the tracer's rings (switch-out records, \
-                 cpu-migrations samples written by the CPU itself; no IPI)"
+                "watched CPU 1: counted from counting rings (context-switches and \
+                 cpu-migrations values the CPU writes into its own samples; no IPI)"
             )
         );
         assert_eq!(

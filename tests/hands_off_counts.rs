@@ -1,18 +1,22 @@
 //! Context switches and migrations of a watched CPU, counted hands-off
-//! (from the records the CPU writes into its own ring, traced or with the
-//! lean `--no-trace` rings), equal the kernel's perf counts over the same
-//! window: the software `context-switches` and `cpu-migrations` counters of
-//! that CPU, which `perf stat -a -A` reads, are read by this test just
-//! before and just after each of noisetop's steps, so that the counts
-//! bracket noisetop's window. Never more than perf's; fewer by a share that
-//! is printed and bounded (see `check`): exact on a quiet machine, short
-//! while other perf users load it.
+//! (from the values the CPU writes into its own counting ring, traced or
+//! `--no-trace`), equal the kernel's perf counts over the same window: the
+//! software `context-switches` and `cpu-migrations` counters of that CPU,
+//! which `perf stat -a -A` reads, are read by this test just before and
+//! just after each of noisetop's steps, so that the counts bracket
+//! noisetop's window. The one slack: a switch after the last sample before
+//! a cut (the kernel samples no switch out of idle) counts at the next cut,
+//! so each end of a window may be one switch early.
 
 use std::path::Path;
 use std::time::Duration;
 
+#[path = "common/cpu1.rs"]
+#[allow(dead_code, reason = "only the lock is used here")]
+mod cpu1;
+
 use noisetop::engine::open_live;
-use noisetop::pipeline::switches::LeanSwitches;
+use noisetop::pipeline::switches::CountingRings;
 use noisetop::pipeline::trace::LiveTrace;
 use noisetop::pipeline::{Driver, Step};
 use noisetop::source::fs::{Fs, Roots};
@@ -107,25 +111,19 @@ fn check(mut d: Driver<LiveHw>, how: &str) {
             "{how}: round {round}: CSW ours {csw}, perf {}..={}; MIG ours {mig}, perf {}..={}",
             least.0, most.0, least.1, most.1
         );
-        // perf's counting group read here counts switches (and, more
-        // rarely, migrations) the ring got no record or sample of: 0.1 to
-        // 1.7 % on a quiet 2-CPU VM under this churn, up to 26 % while
-        // other builds and perf users loaded it (Linux 6.18), cause not
-        // found. The upper bound is exact; the lower one allows half,
-        // and the shortfall is printed.
-        let floor = least.0 / 2;
+        // each end of noisetop's window may lag its cut by the one switch
+        // the kernel wrote no sample of (see the module's comment)
+        let (lo, hi) = (least.0.saturating_sub(1), most.0 + 1);
         assert!(
-            (floor..=most.0).contains(&csw),
-            "{how}: switches {csw} not in {floor}..={} (perf {}..={})",
-            most.0,
+            (lo..=hi).contains(&csw),
+            "{how}: switches {csw} not in {lo}..={hi} (perf {}..={})",
             least.0,
             most.0
         );
-        let floor_mig = least.1 / 2;
+        let (lo, hi) = (least.1.saturating_sub(1), most.1 + 1);
         assert!(
-            (floor_mig..=most.1).contains(&mig),
-            "{how}: migrations {mig} not in {floor_mig}..={} (perf {}..={})",
-            most.1,
+            (lo..=hi).contains(&mig),
+            "{how}: migrations {mig} not in {lo}..={hi} (perf {}..={})",
             least.1,
             most.1
         );
@@ -156,19 +154,21 @@ fn online() -> bool {
 }
 
 #[test]
-fn lean_rings_count_what_perf_counts() {
+fn untraced_counting_rings_count_what_perf_counts() {
     if !is_root() || !online() {
         eprintln!("not root, or CPU {WATCHED} offline: skipped");
         return;
     }
+    // one at a time: the other test's churn would widen this one's bracket
+    let _cpu1 = cpu1::cpu1();
     let mut d = driver();
-    d.set_switches(Some(Box::new(LeanSwitches::default())), None);
-    assert_eq!(d.switch_plan(), Ok("lean switch rings"));
+    d.set_switches(Some(Box::new(CountingRings::default())), None);
+    assert_eq!(d.switch_plan(), Ok("counting rings"));
     check(d, "--no-trace");
 }
 
 #[test]
-fn the_tracers_rings_count_what_perf_counts() {
+fn traced_counting_rings_count_what_perf_counts() {
     if !is_root() || !online() {
         eprintln!("not root, or CPU {WATCHED} offline: skipped");
         return;
@@ -178,9 +178,11 @@ fn the_tracers_rings_count_what_perf_counts() {
             .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
             .status();
     }
+    let _cpu1 = cpu1::cpu1();
     let mut d = driver();
     let t = LiveTrace::open(Path::new("/sys"), &[WATCHED], Vec::new()).expect("the tracer opens");
     d.set_tracer(Some(Box::new(t)), None);
-    assert_eq!(d.switch_plan(), Ok("the tracer's rings"));
+    d.set_switches(Some(Box::new(CountingRings::default())), None);
+    assert_eq!(d.switch_plan(), Ok("counting rings"));
     check(d, "traced");
 }

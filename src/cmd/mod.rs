@@ -394,8 +394,9 @@ pub fn own_ipis(
 }
 
 /// Gives the driver what watches the watched CPUs without interrupting
-/// them: the tracer (or its /proc-sampled stand-in), lean switch rings where
-/// the tracer does not count, and the kernel's count of noisetop's own IPIs.
+/// them: the tracer (or its /proc-sampled stand-in), the counting rings of
+/// their switches and migrations, and the kernel's count of noisetop's own
+/// IPIs.
 pub fn watch<H: Hardware>(
     driver: &mut crate::pipeline::Driver<H>,
     tree: &Tree,
@@ -411,14 +412,14 @@ pub fn watch<H: Hardware>(
     driver.set_own_ipis(own_ipis);
 }
 
-/// Counts the watched CPUs' switches with lean rings when no tracer does
-/// (`--no-trace`, tracefs missing), on a live tree only.
+/// Counts the watched CPUs' switches and migrations with counting rings,
+/// on a live tree only.
 pub fn count_switches<H: Hardware>(driver: &mut crate::pipeline::Driver<H>, tree: &Tree) {
-    if *tree != Tree::Live || driver.trace_missing().is_none() {
+    if *tree != Tree::Live {
         return;
     }
     driver.set_switches(
-        Some(Box::new(crate::pipeline::switches::LeanSwitches::default())),
+        Some(Box::new(crate::pipeline::switches::CountingRings::default())),
         None,
     );
 }

@@ -144,16 +144,9 @@ pub trait TraceSource: Send {
     fn sampled(&self) -> bool {
         false
     }
-    /// Each traced CPU's switch and migration counts up to `cut_ns`
-    /// (`CLOCK_MONOTONIC`), counted from its own ring; `None` for a CPU
-    /// whose switches cannot be counted as perf counts them.
-    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
-        let _ = cut_ns;
-        Vec::new()
-    }
 }
 
-/// Switch and migration counts of the watched CPUs without tracepoints.
+/// Switch and migration counts of the watched CPUs, traced or not.
 pub trait SwitchSource: Send {
     /// Each CPU's counts up to `cut_ns` (`CLOCK_MONOTONIC`).
     fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)>;
@@ -185,7 +178,7 @@ pub struct Driver<H: Hardware> {
     longest: Vec<(u32, crate::noise::TracedTask)>,
     /// The tasks of one more CPU, sampled from /proc for the screen.
     browse: Option<sampled::SampledTrace>,
-    /// Lean switch rings, read where the tracer does not count.
+    /// Counting rings of the watched CPUs' switches and migrations.
     switches: Option<Box<dyn SwitchSource>>,
     /// Why the watched CPUs' switches are not counted, when they are not.
     switches_missing: Option<String>,
@@ -323,9 +316,8 @@ impl<H: Hardware> Driver<H> {
         })
     }
 
-    /// Counts the watched CPUs' switches with these lean rings where the
-    /// tracer does not (`--no-trace`, no tracefs); `missing`: why there are
-    /// none.
+    /// Counts the watched CPUs' switches and migrations with these rings,
+    /// traced or not; `missing`: why there are none.
     pub fn set_switches(&mut self, s: Option<Box<dyn SwitchSource>>, missing: Option<String>) {
         self.switches = s;
         self.switches_missing = missing;
@@ -340,11 +332,8 @@ impl<H: Hardware> Driver<H> {
     /// Where the watched CPUs' switches and migrations are counted from,
     /// or why they are unknown.
     pub fn switch_plan(&self) -> Result<&'static str, String> {
-        if self.tracer.as_ref().is_some_and(|t| !t.cpus().is_empty()) {
-            return Ok("the tracer's rings");
-        }
         if self.switches.is_some() && self.switches_missing.is_none() {
-            return Ok("lean switch rings");
+            return Ok("counting rings");
         }
         Err(self
             .switches_missing
@@ -424,23 +413,15 @@ impl<H: Hardware> Driver<H> {
     pub fn step(&mut self) -> Step {
         let woke = Instant::now();
         let hands_off = self.engine.sampler.hands_off().to_vec();
-        let (tracer, lean, filled, epoch) = (
-            &mut self.tracer,
-            &mut self.switches,
-            &mut self.filled,
-            self.ring_epoch,
-        );
+        let (counting, filled, epoch) = (&mut self.switches, &mut self.filled, self.ring_epoch);
         let iv = self.engine.step_with(|snap| {
             if hands_off.is_empty() {
                 return;
             }
             let cut = snap.time.mono_ns;
-            let mut counts = tracer.as_mut().map_or_else(Vec::new, |t| t.counts_at(cut));
-            if counts.is_empty()
-                && let Some(l) = lean.as_mut()
-            {
-                counts = l.counts_at(cut);
-            }
+            let counts = counting
+                .as_mut()
+                .map_or_else(Vec::new, |c| c.counts_at(cut));
             filled.fill(snap, &hands_off, epoch, counts);
         });
         let own_ipis = self.read_own_ipis();

@@ -1,29 +1,28 @@
-//! Switch and migration counts of the watched CPUs, read hands-off: from
-//! the tracer's rings when tracing, else from lean switch rings
-//! ([`SwitchRings`]), and put into the snapshot in place of the cross-CPU
-//! perf read the sampler leaves out for those CPUs.
+//! Switch and migration counts of the watched CPUs, read hands-off from
+//! counting rings ([`SwitchRings`]), traced or not, and put into the
+//! snapshot in place of the cross-CPU perf read the sampler leaves out for
+//! those CPUs.
 
 use super::SwitchSource;
-use crate::cpu_map::CpuMap;
 use crate::snapshot::Snapshot;
 use crate::source::switch_ring::{SwitchCount, SwitchRings};
 
-/// Lean rings for `--no-trace` and machines without tracefs.
+/// Counting rings of the watched CPUs.
 #[derive(Debug, Default)]
-pub struct LeanSwitches {
+pub struct CountingRings {
     rings: Option<SwitchRings>,
 }
 
-impl LeanSwitches {
+impl CountingRings {
     /// Opens rings on `cpus` (none when empty); the reason on failure.
     pub fn open(cpus: &[u32]) -> Result<Self, String> {
-        let mut s = LeanSwitches::default();
+        let mut s = CountingRings::default();
         s.retarget(cpus)?;
         Ok(s)
     }
 }
 
-impl SwitchSource for LeanSwitches {
+impl SwitchSource for CountingRings {
     fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
         self.rings.as_mut().map_or_else(Vec::new, |r| {
             r.counts_at(cut_ns)
@@ -53,8 +52,6 @@ pub struct Filled {
     epoch: u64,
     /// CPUs the last fill gave counts for.
     cpus: Vec<u32>,
-    /// Records each CPU's ring had dropped by then.
-    lost: CpuMap<u64>,
     /// Whether a snapshot was filled before: the first one has no
     /// predecessor a count could fail to continue.
     started: bool,
@@ -63,9 +60,9 @@ pub struct Filled {
 impl Filled {
     /// Puts `counts` of the hands-off CPUs into `snap`. A CPU whose count
     /// does not continue the previous snapshot's (new ring, or counted
-    /// another way before), or whose ring dropped records since, gets none:
-    /// its rates are unknown for that interval, never a difference of two
-    /// unrelated counters.
+    /// another way before) gets none: its rates are unknown for that
+    /// interval, never a difference of two unrelated counters. Samples a
+    /// ring dropped cost nothing: every sample carries the counts.
     pub fn fill(
         &mut self,
         snap: &mut Snapshot,
@@ -82,9 +79,7 @@ impl Filled {
                 continue;
             };
             now.push(cpu);
-            let lost_before = self.lost.insert(cpu, c.lost);
-            let continues =
-                first || (!fresh && self.cpus.contains(&cpu) && lost_before == Some(c.lost));
+            let continues = first || (!fresh && self.cpus.contains(&cpu));
             if continues {
                 snap.csw.insert(cpu, c.switches);
                 snap.migrations.insert(cpu, c.migrations);
@@ -100,6 +95,7 @@ impl Filled {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu_map::CpuMap;
 
     fn count(cpu: u32, switches: u64, migrations: u64, lost: u64) -> (u32, Option<SwitchCount>) {
         (
@@ -139,12 +135,17 @@ mod tests {
         assert_eq!(s.csw.get(&1), Some(&10));
         f.fill(&mut s, &[1], 1, vec![count(1, 25, 2, 0)]);
         assert_eq!((s.csw.get(&1), s.migrations.get(&1)), (Some(&25), Some(&2)));
-        // the ring dropped records: this count is low by an unknown amount
+        // the ring dropped samples: the next one carried the counts
         let mut s = empty();
         f.fill(&mut s, &[1], 1, vec![count(1, 40, 2, 3)]);
+        assert_eq!(s.csw.get(&1), Some(&40));
+        // a CPU counted before is dropped, then comes back: it starts again
+        let mut s = empty();
+        f.fill(&mut s, &[1], 1, vec![]);
+        f.fill(&mut s, &[1], 1, vec![count(1, 44, 2, 3)]);
         assert_eq!(s.csw.get(&1), None);
-        f.fill(&mut s, &[1], 1, vec![count(1, 41, 2, 3)]);
-        assert_eq!(s.csw.get(&1), Some(&41));
+        f.fill(&mut s, &[1], 1, vec![count(1, 45, 2, 3)]);
+        assert_eq!(s.csw.get(&1), Some(&45));
         // rings reopened: counts start again
         let mut s = empty();
         f.fill(&mut s, &[1], 2, vec![count(1, 2, 0, 0)]);
@@ -154,7 +155,7 @@ mod tests {
         s.csw.insert(0, 7);
         f.fill(&mut s, &[1], 2, vec![count(0, 3, 0, 0), count(1, 5, 0, 0)]);
         assert_eq!((s.csw.get(&0), s.csw.get(&1)), (Some(&7), Some(&5)));
-        // no count for the CPU (a kernel without switch records)
+        // no count for the CPU
         let mut s = empty();
         f.fill(&mut s, &[1], 2, vec![(1, None)]);
         assert_eq!(s.csw.get(&1), None);

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use super::TraceSource;
 use crate::noise::traced::{Intruder, StolenBy, Traced, TracedCpu, TracedTask};
-use crate::source::switch_ring::SwitchCount;
 use crate::source::tracer::Tracer;
 use crate::trace::{CpuTrace, SourceKind, TaskId, TraceWindow};
 
@@ -152,14 +151,6 @@ impl TraceSource for LiveTrace {
                 t.set_owner(c, self.owners.clone());
             }
         }
-    }
-
-    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
-        let Some(t) = &mut self.tracer else {
-            return Vec::new();
-        };
-        let cpus = t.cpus().to_vec();
-        cpus.into_iter().zip(t.counts_at(cut_ns)).collect()
     }
 }
 

@@ -1,76 +1,78 @@
-//! Context switches and migrations of watched CPUs, counted from records
+//! Context switches and migrations of watched CPUs, read from samples
 //! each CPU writes into its own perf ring: nothing is read across CPUs, so
 //! counting costs a watched CPU no IPI.
 //!
-//! * A switch: perf's `PERF_RECORD_SWITCH_CPU_WIDE` switch-out record. The
-//!   kernel writes it in `perf_event_task_sched_out`, the very call that
-//!   counts perf's `context-switches`, once per switch with `prev != next`:
-//!   the two counts are equal by construction, record for counter.
-//! * A migration: a sample of perf's own `cpu-migrations` software event
-//!   with a period of one. The kernel counts a migration on the CPU the task
-//!   arrives at, when the task first runs there
-//!   (`perf_event_task_sched_in`), and writes the sample there at that
-//!   moment: again the same count as `perf stat -e cpu-migrations`. (The
-//!   `sched:sched_migrate_task` tracepoint fires earlier, at `set_task_cpu`,
-//!   on whichever CPU moved the task, and once per move: a task moved twice
-//!   before it ran counts twice there and once in perf, and a move shortly
-//!   before the end of a window is counted a window earlier than perf
-//!   counts it. That is why it is not used.)
+//! Per CPU one group: perf's `context-switches` software event leads, perf's
+//! `cpu-migrations` follows, both sampled with a period of one and each
+//! sample carrying the whole group's values (`PERF_SAMPLE_READ` with
+//! `PERF_FORMAT_GROUP`). The kernel reads those values on the CPU itself as
+//! it writes the sample, so every sample holds the very counts that
+//! `perf stat -a -A` reads, cumulative since the ring was opened. A count
+//! at a cut (the snapshot's clock stamp) is the one in the last sample
+//! written up to it.
 //!
-//! Counts are cut at a time the caller gives (the snapshot's clock stamp):
-//! records written up to it count in this snapshot, later ones in the next.
-//! The one boundary difference from a counter read at that instant: perf
-//! bumps `context-switches` on entry to its sched-out hook and stamps the
-//! switch record a moment later (microseconds; more when a VM's vCPU is
-//! held), so a switch that close to the cut counts one interval later here.
-//! Migrations have none (the sample is written in the same call that
-//! counts). Measured on Linux 6.18 under heavy migration churn, a counting
-//! `context-switches` group read from another CPU reported more switches
-//! than the kernel wrote switch records for (0.1–1.7 % on a quiet VM, up to
-//! 26 % on a loaded one), and exactly as many more than a period-1
-//! `context-switches` sampler wrote samples: the cause is not known yet,
-//! and `tests/hands_off_counts.rs` prints the shortfall it bounds.
+//! Why values and not one record per event: on Linux 6.18 (seen on a VM)
+//! the kernel writes no sample and no switch record for about one switch in
+//! three, while its counters count them all (`perf stat -e
+//! context-switches` equals /proc/stat `ctxt`; `sched:sched_switch`, perf's
+//! switch records and a period-1 sampler each see 1 036 of 1 466 under a
+//! hopping load, and half of an idle CPU's switches). A missed sample
+//! loses nothing here: the next one carries the count. What is late is
+//! what happened after the last sample before a cut, one switch at most
+//! where only switches out of idle go unsampled; it counts at the next
+//! cut. A ring that overflows only makes the counts later, never wrong.
 //!
-//! [`SwitchRings`] is the lean form for `--no-trace` (and for machines
-//! without tracefs): per CPU one ring led by a `dummy` software event that
-//! writes only switch records, with the migration sampler redirected into
-//! it. The tracer carries the same two records in its rings
-//! (`source::tracer`).
+//! The tracer keeps its own rings for attribution; these rings count in
+//! both modes, traced and `--no-trace`.
 
 use std::io;
 use std::os::fd::AsRawFd;
 
 use perf_event::data::Record as DataRecord;
 use perf_event::events::Software;
-use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
-use perf_event_open_sys::bindings::{PERF_RECORD_MISC_SWITCH_OUT, PERF_RECORD_SWITCH_CPU_WIDE};
+use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
 
-use super::tracer::RING_BYTES;
+/// Bytes of ring per counted CPU (a power of two). A sample is 56 bytes.
+/// The ring's size is also its wake-up watermark (the largest the kernel
+/// takes), and the kernel queues that wake-up as an `irq_work` on the
+/// counted CPU once per ring of data written, read or not: 8 MiB makes it
+/// once per 150 000 switches and migrations. Whatever the ring drops, the
+/// counts stay exact, only later.
+pub const COUNT_RING_BYTES: usize = 8 << 20;
 
 /// The cumulative counts of one watched CPU since its ring was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SwitchCount {
     /// The CPU.
     pub cpu: u32,
-    /// Switch-out records written up to the cut: perf's `context-switches`.
+    /// perf's `context-switches` of the CPU, as of the last sample up to the cut.
     pub switches: u64,
-    /// Migration samples written up to the cut: perf's `cpu-migrations`.
+    /// perf's `cpu-migrations` of the CPU, likewise.
     pub migrations: u64,
-    /// Records the kernel dropped (ring full) since the ring was opened:
-    /// while it grows, the counts are low by an unknown amount.
+    /// Samples the kernel dropped (ring full) since the ring was opened:
+    /// the counts do not suffer, the next sample carries them.
     pub lost: u64,
 }
 
-/// Counts kept per ring: what is counted up to the last cut, and what was
-/// read after it (it counts at the next cut, which is later).
-#[derive(Debug, Clone, Copy, Default)]
+/// One sample's values: when, and the group's counts then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    /// `CLOCK_MONOTONIC` ns the sample was written.
+    pub time: u64,
+    /// `context-switches` then.
+    pub switches: u64,
+    /// `cpu-migrations` then.
+    pub migrations: u64,
+}
+
+/// Counts kept per ring: the counts as of the last cut, and readings
+/// written after it (they count at a later cut).
+#[derive(Debug, Clone, Default)]
 pub struct Tally {
-    /// Counted up to the last cut.
+    /// As of the last cut.
     pub count: SwitchCount,
-    /// Switches read after the last cut.
-    pub later_switches: u64,
-    /// Migrations read after the last cut.
-    pub later_migrations: u64,
+    /// Read, written after the last cut.
+    later: Vec<Reading>,
 }
 
 impl Tally {
@@ -81,64 +83,59 @@ impl Tally {
                 cpu,
                 ..SwitchCount::default()
             },
-            ..Tally::default()
+            later: Vec::new(),
         }
     }
 
-    /// Counts one record written at `time` against the cut `cut`.
-    pub fn add(&mut self, kind: Counted, time: u64, cut: u64) {
-        let now = time <= cut;
-        match (kind, now) {
-            (Counted::Switch, true) => self.count.switches += 1,
-            (Counted::Switch, false) => self.later_switches += 1,
-            (Counted::Migration, true) => self.count.migrations += 1,
-            (Counted::Migration, false) => self.later_migrations += 1,
+    /// Takes one reading against the cut `cut`. The values only grow, so
+    /// the largest written up to the cut is the last one, whatever the
+    /// order the readings arrive in.
+    pub fn add(&mut self, r: Reading, cut: u64) {
+        if r.time <= cut {
+            self.count.switches = self.count.switches.max(r.switches);
+            self.count.migrations = self.count.migrations.max(r.migrations);
+        } else {
+            self.later.push(r);
         }
     }
 
-    /// Moves what was read after the previous cut into the count: it was
-    /// written before this cut, which is later.
-    pub fn start_cut(&mut self) {
-        self.count.switches += std::mem::take(&mut self.later_switches);
-        self.count.migrations += std::mem::take(&mut self.later_migrations);
+    /// Starts a cut at `cut`: readings held back from before count now if
+    /// they were written up to it.
+    pub fn start_cut(&mut self, cut: u64) {
+        for r in std::mem::take(&mut self.later) {
+            self.add(r, cut);
+        }
     }
 }
 
-/// Which of the two counts a record adds to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Counted {
-    /// A switch-out record.
-    Switch,
-    /// A `cpu-migrations` sample.
-    Migration,
+/// The sample layout of a counting ring: both events write it.
+pub const SAMPLE: SampleFlag = SampleFlag::TIME.union(SampleFlag::READ);
+
+/// The group's read layout: values with their ids (perf-event2 adds `ID`
+/// to `GROUP`); the leader's value comes first.
+fn read_format() -> ReadFormat {
+    ReadFormat::GROUP | ReadFormat::ID
 }
 
-/// The sample layout every event of a ring shares, so that one parser reads
-/// them all. A software event has no raw payload; the kernel writes an
-/// empty one (a size of 4 and four zero bytes), which no tracepoint sample
-/// has: that tells a migration sample from a tracepoint sample in one ring.
-pub const SAMPLE: SampleFlag = SampleFlag::TID
-    .union(SampleFlag::TIME)
-    .union(SampleFlag::CPU)
-    .union(SampleFlag::PERIOD)
-    .union(SampleFlag::RAW);
-
-/// Whether a sample's raw payload is the empty one a software event gets.
-pub fn is_software_raw(raw: &[u8]) -> bool {
-    raw.len() <= 8 && raw.iter().all(|&b| b == 0)
-}
-
-/// The `cpu-migrations` sampler of `cpu`: one sample per migration onto it.
-pub fn migration_builder(cpu: u32) -> Builder<'static> {
-    let mut b = Builder::new(Software::CPU_MIGRATIONS);
+fn counting(event: Software, cpu: u32) -> Builder<'static> {
+    let mut b = Builder::new(event);
     b.one_cpu(cpu as usize)
         .any_pid()
         .include_kernel()
         .sample_period(1)
         .sample(SAMPLE)
+        .read_format(read_format())
         .clockid(Clock::MONOTONIC)
-        .wakeup_watermark(RING_BYTES);
+        .wakeup_watermark(COUNT_RING_BYTES)
+        // enabled at open: an enable later is one more IPI
+        .enabled(true);
     b
+}
+
+/// The values of a counting sample: `(switches, migrations)`.
+pub fn values_of(s: &perf_event::data::Sample<'_>) -> Option<(u64, u64)> {
+    let g = s.values()?;
+    Some((g.get(0)?.value(), g.get(1)?.value()))
 }
 
 /// `PERF_EVENT_IOC_SET_OUTPUT`, `_IO('$', 5)`: perf-event2 does not wrap it.
@@ -166,17 +163,17 @@ pub fn set_output(event: &Counter, target: &Counter) -> io::Result<()> {
     }
 }
 
-struct LeanRing {
+struct CountRing {
     sampler: Sampler,
     _migrations: Counter,
     tally: Tally,
 }
 
-/// Switch and migration counts of some CPUs without tracepoints: no
-/// tracefs needed, one ring per CPU, read on noisetop's own CPU.
+/// Switch and migration counts of some CPUs: one counting ring per CPU,
+/// read on noisetop's own CPU.
 pub struct SwitchRings {
     cpus: Vec<u32>,
-    rings: Vec<LeanRing>,
+    rings: Vec<CountRing>,
 }
 
 impl std::fmt::Debug for SwitchRings {
@@ -188,36 +185,25 @@ impl std::fmt::Debug for SwitchRings {
 }
 
 impl SwitchRings {
-    /// Opens and enables one ring per CPU, before the first sample: each
-    /// open installs the event on its CPU with one IPI, the only ones.
+    /// Opens one counting group per CPU, enabled at open, before the first
+    /// sample: each open installs the event on its CPU with one IPI, the
+    /// only ones.
     pub fn open(cpus: &[u32]) -> Result<SwitchRings, String> {
         let mut rings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
             let why = |what: &str, e: io::Error| format!("{what} on CPU {cpu}: {e}");
-            let mut lead = Builder::new(Software::DUMMY);
-            lead.one_cpu(cpu as usize)
-                .any_pid()
-                .include_kernel()
-                .context_switch(true)
-                .sample_id_all(true)
-                .sample(SAMPLE)
-                .clockid(Clock::MONOTONIC)
-                .wakeup_watermark(RING_BYTES)
-                // enabled at open: an enable later is one more IPI
-                .enabled(true);
-            let counter = lead
+            let mut lead = counting(Software::CONTEXT_SWITCHES, cpu)
                 .build()
-                .map_err(|e| why("perf_event_open of switch records", e))?;
-            let sampler = counter
-                .sampled(RING_BYTES)
-                .map_err(|e| why("mmap of a switch ring", e))?;
-            let migrations = migration_builder(cpu)
-                .enabled(true)
-                .build()
+                .map_err(|e| why("perf_event_open of context-switches", e))?;
+            let migrations = counting(Software::CPU_MIGRATIONS, cpu)
+                .build_with_group(&mut lead)
                 .map_err(|e| why("perf_event_open of cpu-migrations", e))?;
+            let sampler = lead
+                .sampled(COUNT_RING_BYTES)
+                .map_err(|e| why("mmap of a counting ring", e))?;
             set_output(&migrations, sampler.as_counter())
-                .map_err(|e| why("redirecting cpu-migrations into the switch ring", e))?;
-            rings.push(LeanRing {
+                .map_err(|e| why("redirecting cpu-migrations into the counting ring", e))?;
+            rings.push(CountRing {
                 sampler,
                 _migrations: migrations,
                 tally: Tally::new(cpu),
@@ -240,23 +226,21 @@ impl SwitchRings {
         self.rings
             .iter_mut()
             .map(|r| {
-                r.tally.start_cut();
+                r.tally.start_cut(cut);
                 while let Some(rec) = r.sampler.next_record() {
-                    if rec.ty() == PERF_RECORD_SWITCH_CPU_WIDE {
-                        if u32::from(rec.misc()) & PERF_RECORD_MISC_SWITCH_OUT == 0 {
-                            continue;
-                        }
-                        match switch_time(&rec) {
-                            Some(t) => r.tally.add(Counted::Switch, t, cut),
-                            None => r.tally.count.lost += 1,
-                        }
-                        continue;
-                    }
                     match rec.parse_record() {
-                        Ok(DataRecord::Sample(s)) => match s.time() {
-                            Some(t) => r.tally.add(Counted::Migration, t, cut),
-                            None => r.tally.count.lost += 1,
-                        },
+                        Ok(DataRecord::Sample(s)) => {
+                            if let (Some(time), Some((switches, migrations))) =
+                                (s.time(), values_of(&s))
+                            {
+                                let reading = Reading {
+                                    time,
+                                    switches,
+                                    migrations,
+                                };
+                                r.tally.add(reading, cut);
+                            }
+                        }
                         Ok(DataRecord::Lost(l)) => r.tally.count.lost += l.lost,
                         _ => {}
                     }
@@ -267,44 +251,37 @@ impl SwitchRings {
     }
 }
 
-/// The time of a switch record: the `sample_id` trailer's `TIME`, which with
-/// [`SAMPLE`] sits after `pid, tid` at the trailer's start. A switch record
-/// body is `next_prev_pid, next_prev_tid` and then the trailer.
-pub fn switch_time(rec: &perf_event::Record<'_>) -> Option<u64> {
-    let bytes = rec.to_contiguous();
-    // body: next_prev_pid u32, next_prev_tid u32; trailer: pid u32, tid u32, time u64
-    let at = 16;
-    let b: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
-    Some(u64::from_ne_bytes(b))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn records_after_the_cut_count_at_the_next_one() {
-        let mut t = Tally::new(1);
-        t.start_cut();
-        t.add(Counted::Switch, 100, 150);
-        t.add(Counted::Switch, 150, 150);
-        t.add(Counted::Switch, 151, 150);
-        t.add(Counted::Migration, 90, 150);
-        t.add(Counted::Migration, 200, 150);
-        assert_eq!((t.count.switches, t.count.migrations), (2, 1));
-        t.start_cut();
-        assert_eq!((t.count.switches, t.count.migrations), (3, 2));
-        t.add(Counted::Switch, 300, 400);
-        assert_eq!((t.count.switches, t.count.migrations), (4, 2));
-        assert_eq!(t.count.cpu, 1);
+    fn at(time: u64, switches: u64, migrations: u64) -> Reading {
+        Reading {
+            time,
+            switches,
+            migrations,
+        }
     }
 
     #[test]
-    fn only_the_empty_raw_payload_of_a_software_event_is_one() {
-        assert!(is_software_raw(&[0, 0, 0, 0]));
-        assert!(is_software_raw(&[]));
-        // a sched_switch payload starts with its common_type, never 0
-        assert!(!is_software_raw(&[0x3c, 0x01, 0, 0, 0, 0, 0, 0]));
-        assert!(!is_software_raw(&[0; 12]));
+    fn a_cut_counts_the_last_values_written_up_to_it() {
+        let mut t = Tally::new(1);
+        t.start_cut(150);
+        t.add(at(100, 5, 1), 150);
+        // out of order: a handler interrupted the writing of another sample
+        t.add(at(90, 4, 1), 150);
+        t.add(at(150, 7, 2), 150);
+        t.add(at(151, 9, 2), 150);
+        assert_eq!((t.count.switches, t.count.migrations), (7, 2));
+        // the sample after the cut counts at the next one
+        t.start_cut(400);
+        assert_eq!((t.count.switches, t.count.migrations), (9, 2));
+        // samples the kernel did not write lose nothing: the next carries them
+        t.add(at(300, 15, 4), 400);
+        assert_eq!((t.count.switches, t.count.migrations), (15, 4));
+        // nothing written in a window: the counts stand
+        t.start_cut(500);
+        assert_eq!((t.count.switches, t.count.migrations), (15, 4));
+        assert_eq!(t.count.cpu, 1);
     }
 }

@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 use perf_event::data::parse::Parser;
 use perf_event::data::{Record as DataRecord, RecordMetadata, SwitchCpuWide, Visitor};
 use perf_event::events::Tracepoint as PerfTracepoint;
-use perf_event::{Builder, Clock, Counter, Sampler};
+use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
-use crate::source::switch_ring::{self, Counted, SwitchCount, Tally};
+use crate::source::switch_ring;
 use crate::sys::monotonic_ns;
 use crate::trace::account::{CpuAccount, TraceSession, TraceWindow};
 use crate::trace::decode::{Decoded, Decoder, Event, RawSample, Tracepoint};
@@ -58,11 +58,6 @@ struct CpuRing {
     /// The redirected events: kept open (closing one stops it).
     _others: Vec<Counter>,
     account: CpuAccount,
-    /// Switches and migrations counted from the ring (see `switch_ring`).
-    tally: Tally,
-    /// Whether the kernel writes switch records (Linux 4.3+): without them
-    /// switches are counted from `sched_switch` samples.
-    switch_records: bool,
     /// Raw payloads of this drain and those held back for the next one.
     arena: Vec<u8>,
     /// This drain's records and those held back, in `arena`'s terms.
@@ -76,8 +71,6 @@ struct Entry {
     pid: u32,
     tid: u32,
     what: What,
-    /// Whether a switch or migration it stands for is in the tally yet.
-    counted: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -86,26 +79,6 @@ enum What {
     Raw { start: u32, len: u32 },
     /// perf's switch record: the CPU switched from `prev_tid` into `tid`.
     SwitchIn { prev_tid: u32 },
-    /// perf's switch-out record: one context switch, as perf counts them.
-    SwitchOut,
-    /// A `cpu-migrations` sample: a task that moved here ran here.
-    Migrated,
-}
-
-impl What {
-    /// What the entry adds to the switch and migration counts.
-    fn counted(self) -> Option<Counted> {
-        match self {
-            What::SwitchOut => Some(Counted::Switch),
-            What::Migrated => Some(Counted::Migration),
-            _ => None,
-        }
-    }
-
-    /// Whether the who-ran accounting reads it (the counts alone do not).
-    fn accounted(self) -> bool {
-        !matches!(self, What::SwitchOut | What::Migrated)
-    }
 }
 
 use perf_event_open_sys::bindings::{
@@ -189,6 +162,14 @@ fn note_once(notes: &mut Vec<String>, what: &str, note: impl FnOnce() -> String)
 /// `lead`: the event that owns the ring also writes perf's switch records
 /// (with their time and task), which show a switch out of idle on kernels
 /// that give no samples from the idle task.
+/// The sample layout every event of a tracer ring shares, so that one
+/// parser reads them all.
+pub const SAMPLE: SampleFlag = SampleFlag::TID
+    .union(SampleFlag::TIME)
+    .union(SampleFlag::CPU)
+    .union(SampleFlag::PERIOD)
+    .union(SampleFlag::RAW);
+
 pub(crate) fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
     let mut b = Builder::new(PerfTracepoint::with_id(id));
     b.one_cpu(cpu as usize)
@@ -200,7 +181,7 @@ pub(crate) fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
         // with the period in each sample the kernel writes one sample per
         // event even where the event counts more than 1 (sched_stat_runtime
         // counts its ns: without it, one sample per ns, throttled)
-        .sample(switch_ring::SAMPLE)
+        .sample(SAMPLE)
         .clockid(Clock::MONOTONIC)
         // The largest watermark the kernel accepts is the ring's data size;
         // no wakeup_events (that would wake per sample).
@@ -238,10 +219,8 @@ impl Tracer {
             let (_, lead_name, lead_id) = &ids[0];
             // perf's switch records came with Linux 4.3: an older kernel
             // refuses the attribute, and tracing goes on without them
-            let mut switch_records = true;
             let counter = match builder(*lead_id, cpu, true).build() {
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                    switch_records = false;
                     note_once(&mut notes, "perf switch records", || {
                         format!(
                             "perf switch records refused ({e}): a switch out of idle shows \
@@ -297,18 +276,6 @@ impl Tracer {
                     (_, Err(e)) => return Err(e),
                 }
             }
-            // migrations onto this CPU, sampled where perf counts them
-            let migrations = switch_ring::migration_builder(cpu)
-                .build()
-                .map_err(|e| open_error(&e, "software cpu-migrations", cpu))
-                .and_then(|c| {
-                    switch_ring::set_output(&c, sampler.as_counter())
-                        .map(|()| c)
-                        .map_err(|e| {
-                            format!("redirecting cpu-migrations on CPU {cpu} into one ring: {e}")
-                        })
-                })?;
-            others.push(migrations);
             for c in &mut others {
                 c.enable()
                     .map_err(|e| format!("enabling a tracepoint on CPU {cpu}: {e}"))?;
@@ -321,8 +288,6 @@ impl Tracer {
                 sampler,
                 _others: others,
                 account: CpuAccount::new(cpu, monotonic_ns()),
-                tally: Tally::new(cpu),
-                switch_records,
                 arena: Vec::new(),
                 entries: Vec::new(),
             });
@@ -359,20 +324,6 @@ impl Tracer {
     /// The session so far (every drained window added up).
     pub fn session(&self) -> TraceWindow {
         self.session.totals()
-    }
-
-    /// Reads the rings and returns each CPU's switch and migration counts
-    /// up to `cut` (`CLOCK_MONOTONIC` ns); `None` for a kernel without
-    /// switch records, where switches cannot be counted as perf does.
-    pub fn counts_at(&mut self, cut: u64) -> Vec<Option<SwitchCount>> {
-        self.rings
-            .iter_mut()
-            .map(|r| {
-                pull(r);
-                let c = count_until(r, cut);
-                r.switch_records.then_some(c)
-            })
-            .collect()
     }
 
     /// Reads everything written since the last drain and accounts it up to now.
@@ -421,19 +372,8 @@ fn pull(ring: &mut CpuRing) {
     let config = ring.sampler.as_counter().config().clone();
     while let Some(rec) = ring.sampler.next_record() {
         if rec.ty() == PERF_RECORD_SWITCH_CPU_WIDE {
-            // a switch out repeats what sched_switch said, and is the
-            // switch perf counts
+            // a switch out repeats what sched_switch said
             if u32::from(rec.misc()) & PERF_RECORD_MISC_SWITCH_OUT != 0 {
-                match switch_ring::switch_time(&rec) {
-                    Some(time) => ring.entries.push(Entry {
-                        time,
-                        pid: 0,
-                        tid: 0,
-                        what: What::SwitchOut,
-                        counted: false,
-                    }),
-                    None => ring.tally.count.lost += 1,
-                }
                 continue;
             }
             let header = perf_event_header {
@@ -451,7 +391,6 @@ fn pull(ring: &mut CpuRing) {
                         pid,
                         tid,
                         what: What::SwitchIn { prev_tid },
-                        counted: false,
                     });
                 }
                 Ok(None) => {}
@@ -465,16 +404,6 @@ fn pull(ring: &mut CpuRing) {
                     ring.account.add_unmatched(1);
                     continue;
                 };
-                if switch_ring::is_software_raw(raw) {
-                    ring.entries.push(Entry {
-                        time,
-                        pid: s.pid().unwrap_or(0),
-                        tid: s.tid().unwrap_or(0),
-                        what: What::Migrated,
-                        counted: false,
-                    });
-                    continue;
-                }
                 read += 1;
                 let start = ring.arena.len() as u32;
                 ring.arena.extend_from_slice(raw);
@@ -486,7 +415,6 @@ fn pull(ring: &mut CpuRing) {
                         start,
                         len: raw.len() as u32,
                     },
-                    counted: false,
                 });
             }
             Ok(DataRecord::Lost(l)) => lost += l.lost,
@@ -495,7 +423,6 @@ fn pull(ring: &mut CpuRing) {
         }
     }
     ring.account.add_lost(lost);
-    ring.tally.count.lost += lost;
     ring.account.add_records(read);
     // Records of one CPU are written in time order except where a handler
     // interrupted the writing of another; a stable sort of a nearly sorted
@@ -503,32 +430,10 @@ fn pull(ring: &mut CpuRing) {
     ring.entries.sort_by_key(|e| e.time);
 }
 
-/// Counts the switches and migrations written up to `cut` not counted yet.
-fn count_until(ring: &mut CpuRing, cut: u64) -> SwitchCount {
-    ring.tally.start_cut();
-    for e in &mut ring.entries {
-        if e.time > cut {
-            break;
-        }
-        if let (Some(kind), false) = (e.what.counted(), e.counted) {
-            ring.tally.add(kind, e.time, cut);
-            e.counted = true;
-        }
-    }
-    ring.tally.count
-}
-
 fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
     pull(ring);
     let split = ring.entries.partition_point(|e| e.time <= now);
     for e in &ring.entries[..split] {
-        if let (Some(kind), false) = (e.what.counted(), e.counted) {
-            // after the last cut (or there was none): it counts at the next
-            ring.tally.add(kind, e.time, 0);
-        }
-        if !e.what.accounted() {
-            continue;
-        }
         let event = match e.what {
             What::Raw { start, len } => decoder.decode(&RawSample {
                 time: e.time,
@@ -544,7 +449,6 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
                 tid: e.tid,
                 event: Event::SwitchIn { prev_tid },
             }),
-            What::SwitchOut | What::Migrated => continue,
         };
         match event {
             Ok(ev) => ring.account.event(&ev),
