@@ -294,6 +294,14 @@ pub fn tracer_for(
     }
     if no_trace {
         let sampled = crate::pipeline::sampled::SampledTrace::new(&roots.procfs, watched, owners);
+        // the counters of noisetop's own IPIs may have mounted it: said here
+        if let Some(Ok(note)) = mount_tracefs(&roots.sysfs) {
+            let noted = Noted {
+                inner: sampled,
+                note,
+            };
+            return (Some(Box::new(noted)), Some("--no-trace".into()));
+        }
         return (Some(Box::new(sampled)), Some("--no-trace".into()));
     }
     let mounted = mount_tracefs(&roots.sysfs);
@@ -317,9 +325,19 @@ pub fn tracer_for(
 
 /// Mounts tracefs where the kernel documents it, as perf does, when it is
 /// mounted nowhere and the tree is this machine's `/sys`: `None` when there
-/// was nothing to do, else what was done or why it could not be.
+/// was nothing to do, else what was done or why it could not be. Tried
+/// once: the counters of noisetop's own IPIs, opened first, need it as the
+/// tracer does, and the tracer still says what was done.
 fn mount_tracefs(sysfs: &Path) -> Option<Result<String, String>> {
-    if sysfs != Path::new("/sys") || crate::source::tracer::find_tracefs(sysfs).is_some() {
+    static ONCE: std::sync::OnceLock<Option<Result<String, String>>> = std::sync::OnceLock::new();
+    if sysfs != Path::new("/sys") {
+        return None;
+    }
+    ONCE.get_or_init(|| mount_tracefs_now(sysfs)).clone()
+}
+
+fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, String>> {
+    if crate::source::tracer::find_tracefs(sysfs).is_some() {
         return None;
     }
     let at = sysfs.join("kernel/tracing");
@@ -384,11 +402,16 @@ pub fn own_ipis(
     if *tree != Tree::Live {
         return Err("the tree is not this machine's live kernel".into());
     }
+    let mounted = mount_tracefs(&roots.sysfs);
     let tracefs = crate::source::tracer::find_tracefs(&roots.sysfs).ok_or_else(|| {
-        format!(
+        let why = format!(
             "tracefs is not mounted at {}/kernel/tracing",
             roots.sysfs.display()
-        )
+        );
+        match mounted {
+            Some(Err(e)) => format!("{why} ({e})"),
+            _ => why,
+        }
     })?;
     crate::source::ipi_count::SelfIpis::open(&tracefs, watched)
 }

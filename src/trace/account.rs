@@ -255,6 +255,8 @@ struct SrcAcc {
 pub struct CpuAccount {
     cpu: u32,
     owner_pids: Vec<u32>,
+    /// The owner taken, when none is given, at the last window a task ran.
+    auto_owner: Option<u32>,
     start: u64,
     last: u64,
     current: Option<Slice>,
@@ -286,6 +288,7 @@ impl CpuAccount {
         CpuAccount {
             cpu,
             owner_pids: Vec::new(),
+            auto_owner: None,
             start,
             last: start,
             current: None,
@@ -616,11 +619,25 @@ impl CpuAccount {
         }
         self.stack = stack;
         let owner_auto = if self.owner_pids.is_empty() {
-            self.tasks
+            let longest = self
+                .tasks
                 .iter()
                 .filter(|(tid, _)| **tid != 0)
                 .max_by_key(|(tid, a)| (a.ns, std::cmp::Reverse(**tid)))
-                .map(|(tid, _)| *tid)
+                .map(|(tid, a)| (*tid, a.ns));
+            // The owner taken before stays while it runs at least half as
+            // long as the longest runner: two tasks sharing the CPU evenly
+            // would otherwise swap the owner every window, and each swap
+            // would read as a new benchmark.
+            let ran = |tid: u32| self.tasks.get(&tid).map_or(0, |a| a.ns);
+            let kept = self.auto_owner.filter(|&tid| {
+                longest.is_some_and(|(_, ns)| ran(tid) > 0 && ran(tid).saturating_mul(2) >= ns)
+            });
+            let chosen = kept.or(longest.map(|(tid, _)| tid));
+            if chosen.is_some() {
+                self.auto_owner = chosen;
+            }
+            chosen
         } else {
             None
         };
@@ -1132,6 +1149,31 @@ mod tests {
         assert_eq!(c.owner_ns, 100);
         assert_eq!(source(&c, "bench").ns, 895);
         assert_eq!(source(&c, "reschedule").owner_ns, 0);
+    }
+
+    #[test]
+    fn a_taken_owner_stays_while_it_runs_half_as_long_as_the_longest() {
+        let mut a = CpuAccount::new(1, 0);
+        // window 1: bench 600, yes 400 → bench
+        a.event(&switch(0, ("swapper/1", 0), ("bench", 10)));
+        a.event(&switch(600, ("bench", 10), ("yes", 30)));
+        let c = a.flush(1000);
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(10));
+        // window 2: yes 600, bench 400: bench ran at least half as long
+        a.event(&switch(1600, ("yes", 30), ("bench", 10)));
+        let c = a.flush(2000);
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(10), "kept");
+        assert_eq!(source(&c, "yes").ns, 600);
+        // window 3: bench 300, yes 700: less than half: yes is taken
+        a.event(&switch(2300, ("bench", 10), ("yes", 30)));
+        let c = a.flush(3000);
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(30));
+        // window 4: only yes ran, then bench alone for 500 of 1000 with
+        // idle between: yes ran nothing more, bench is taken
+        a.event(&switch(3000, ("yes", 30), ("swapper/1", 0)));
+        a.event(&switch(3500, ("swapper/1", 0), ("bench", 10)));
+        let c = a.flush(4000);
+        assert_eq!(c.owner.as_ref().map(|o| o.tid), Some(10));
     }
 
     #[test]
