@@ -83,10 +83,12 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
         .take(SHOWN)
         .map(|i| {
             // the scheduler's charge is what top and schedstat show: said
-            // beside the time between switches where they differ
+            // beside the time between switches where they differ. None in
+            // the window: the charge comes with the switch out, in the next
+            // one, and "charged 0" would say the task took nothing.
             let charged = i
                 .charged_ns
-                .filter(|c| c.abs_diff(i.ns) * 20 > i.ns)
+                .filter(|&c| c > 0 && c.abs_diff(i.ns) * 20 > i.ns)
                 .map_or_else(String::new, |c| format!(" (charged {})", ms(c)));
             format!(
                 "{} ran {} in {} slice{}{charged}",

@@ -588,7 +588,8 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
                     task: traced_task("kworker/1:2", 88, true),
                     ns: 2_000_000,
                     slices: 3,
-                    charged_ns: None,
+                    // charged at its switch out, after the window
+                    charged_ns: Some(0),
                 },
             ],
             ..TracedCpu::default()
