@@ -48,6 +48,19 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     // command sets its own affinity between fork and exec
     let back = crate::cmd::housekeeping(&mine, &cpus).unwrap_or_else(|| mine.clone());
     crate::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
+    // watched and sampled before the command starts: its first
+    // milliseconds are in the first interval, not before it
+    crate::cmd::watch(
+        &mut driver,
+        &crate::cmd::Tree::Live,
+        &roots,
+        &cpus,
+        a.no_trace,
+        Vec::new(),
+        own_ipis,
+    );
+    let _ = driver.step();
+    let first_at = std::time::Instant::now();
     let program = &a.command[0];
     let spawned = crate::sys::spawn_pinned(
         std::process::Command::new(program).args(&a.command[1..]),
@@ -56,15 +69,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     let pid = child.id();
     let started = std::time::Instant::now();
-    crate::cmd::watch(
-        &mut driver,
-        &crate::cmd::Tree::Live,
-        &roots,
-        &cpus,
-        a.no_trace,
-        vec![pid],
-        own_ipis,
-    );
+    driver.set_owners(vec![pid]);
 
     let forwarder = forward_signals(pid)?;
     let stop = Stop::new();
@@ -90,7 +95,12 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
                 }
                 Flow::Continue
             };
-            live::run(&mut driver, &live_opts, &mut sinks, None, &mut out);
+            // the first interval runs from the snapshot taken before the
+            // command started; a command over by then ends in the partial one
+            let first_due = first_at + a.interval;
+            if !stop.sleep_until_woken(|| first_due) {
+                live::run(&mut driver, &live_opts, &mut sinks, None, &mut out);
+            }
         });
         let status = child.wait();
         stop.stop();
