@@ -41,7 +41,10 @@ pub fn describe(
                 ),
                 Err(why) => format!("watched {cpu} {list}: {}; {why}", not_read(hands_off)),
             }),
-            (Metric::Frequency | Metric::HwCstates | Metric::Smi, Some(Rung::Perf | Rung::Msr))
+            (
+                Metric::Frequency | Metric::Ipc | Metric::HwCstates | Metric::Smi,
+                Some(Rung::Perf | Rung::Msr),
+            )
             | (Metric::Temperature, Some(Rung::Msr)) => {
                 Some(format!("watched {cpu} {list}: {}", not_read(hands_off)))
             }
