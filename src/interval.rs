@@ -353,7 +353,7 @@ pub fn ipc(instructions: Option<u64>, cycles: Option<u64>) -> Option<f64> {
     }
 }
 
-/// ΣΔinstructions and ΣΔcycles over the CPUs that have both: the counts
+/// `ΣΔinstructions` and `ΣΔcycles` over the CPUs that have both: the counts
 /// whose ratio is the IPC of them all (a busy CPU weighs more than an idle
 /// one, as in turbostat's summary row); `None` when no CPU has both.
 pub fn total_counts<'a>(

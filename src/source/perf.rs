@@ -682,7 +682,7 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
 
 /// Whether sysfs lists a core PMU, the one perf's generic hardware events
 /// go to: `cpu` (x86), `cpu_core`/`cpu_atom` (hybrid Intel), or one whose
-/// events include `cpu_cycles` (Arm PMUv3). A kernel without one lists
+/// events include `cpu_cycles` (the Arm `PMUv3`). A kernel without one lists
 /// `software`, `tracepoint`, `msr` and the like only (a VM without a
 /// virtual PMU).
 fn has_core_pmu(devices: &Path) -> bool {
