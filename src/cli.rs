@@ -24,6 +24,7 @@ Columns (batch table; the dashboard shows the same figures):
   Busy%     100·ΔMPERF/ΔTSC (without APERF/MPERF: /proc/stat busy time)
   Bzy_MHz   base·ΔAPERF/ΔMPERF: the clock while not idle
   TSC_MHz   ΔTSC/dt
+  IPC       Δinstructions/Δcycles: perf hardware events instructions, cycles
   C-states  per idle state: % of the interval (cpuidle Δtime) and entries/s
   IRQ/s     every /proc/interrupts row of the CPU; LOC/s the local timer,
             RES/CAL/TLB IPIs, DEV/s numbered device interrupts

@@ -41,7 +41,10 @@ pub fn describe(
                 ),
                 Err(why) => format!("watched {cpu} {list}: {}; {why}", not_read(hands_off)),
             }),
-            (Metric::Frequency | Metric::HwCstates | Metric::Smi, Some(Rung::Perf | Rung::Msr))
+            (
+                Metric::Frequency | Metric::Ipc | Metric::HwCstates | Metric::Smi,
+                Some(Rung::Perf | Rung::Msr),
+            )
             | (Metric::Temperature, Some(Rung::Msr)) => {
                 Some(format!("watched {cpu} {list}: {}", not_read(hands_off)))
             }
@@ -109,6 +112,11 @@ mod tests {
                 "perf msr aperf/mperf/tsc",
             ),
             status(Metric::OsCstates, Some(Rung::Kernel), "cpuidle sysfs"),
+            status(
+                Metric::Ipc,
+                Some(Rung::Perf),
+                "perf hardware instructions/cycles",
+            ),
         ];
         describe(&mut st, &[1], &[0], &Ok("counting rings"));
         assert_eq!(
@@ -123,6 +131,10 @@ mod tests {
             Some("watched CPU 1: not read: reading it would interrupt watched CPU 1")
         );
         assert_eq!(st[2].note, None, "sysfs costs the CPU nothing");
+        assert_eq!(
+            st[3].note.as_deref(),
+            Some("watched CPU 1: not read: reading it would interrupt watched CPU 1")
+        );
         let mut st = vec![status(Metric::Scheduler, Some(Rung::Perf), "perf")];
         describe(
             &mut st,

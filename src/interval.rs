@@ -92,6 +92,12 @@ pub struct CpuRates {
     pub bzy_mhz: Option<f64>,
     /// ΔTSC/dt in MHz.
     pub tsc_mhz: Option<f64>,
+    /// Instructions retired over the interval (perf `hardware/instructions`).
+    pub instructions: Option<u64>,
+    /// Core cycles, not halted, over the interval (perf `hardware/cycles`).
+    pub cycles: Option<u64>,
+    /// Instructions per cycle: Δinstructions/Δcycles ([`ipc`]).
+    pub ipc: Option<f64>,
     /// Hardware core C-state residency, % (C1 derived when no counter).
     pub hw_cstates: Vec<(&'static str, Option<f64>)>,
     /// cpuidle per state; shared, because on a machine read in rounds
@@ -322,12 +328,44 @@ fn fill_cpu(
         (Some(a), Some(b)) => delta(a, b, Width::Bits(32)),
         _ => None,
     };
+    let d64 = |f: fn(&crate::snapshot::CpuHw) -> Option<u64>| {
+        delta(ph.and_then(f)?, ch.and_then(f)?, Width::Bits64)
+    };
+    r.instructions = d64(|h| h.instructions);
+    r.cycles = d64(|h| h.cycles);
+    r.ipc = ipc(r.instructions, r.cycles);
     r.temp_c = ch
         .and_then(|h| h.temp_c)
         .or_else(|| hwmon_core_temp(m, cpu, cur));
     if let (Some(a), Some(b)) = (ph, ch) {
         r.core_watt = watts(&a.energy, &b.energy, "core", dt_s);
     }
+}
+
+/// Instructions per cycle, `Δinstructions/Δcycles`: unknown without both
+/// counts or over no cycles (a CPU halted the whole interval has no IPC,
+/// not an IPC of 0 or infinity). perf counts both in one group, so a
+/// multiplexed group's counts cover the same time and the ratio holds.
+pub fn ipc(instructions: Option<u64>, cycles: Option<u64>) -> Option<f64> {
+    match (instructions?, cycles?) {
+        (_, 0) => None,
+        (i, c) => Some(i as f64 / c as f64),
+    }
+}
+
+/// `ΣΔinstructions` and `ΣΔcycles` over the CPUs that have both: the counts
+/// whose ratio is the IPC of them all (a busy CPU weighs more than an idle
+/// one, as in turbostat's summary row); `None` when no CPU has both.
+pub fn total_counts<'a>(
+    rows: impl IntoIterator<Item = &'a CpuRates>,
+) -> (Option<u64>, Option<u64>) {
+    let pairs = rows
+        .into_iter()
+        .filter_map(|r| Some((r.instructions?, r.cycles?)));
+    pairs.fold((None, None), |(i, c), (di, dc)| {
+        let add = |sum: Option<u64>, d: u64| Some(sum.unwrap_or(0).saturating_add(d));
+        (add(i, di), add(c, dc))
+    })
 }
 
 fn time_split(a: &CpuTimes, b: &CpuTimes) -> Option<TimeSplit> {
@@ -761,5 +799,89 @@ mod tests {
         // a counter that moved, even from zero, has a rate: 2^32 counts = 1 J
         assert_eq!(watts(&psys(0), &psys(1 << 32), "psys", 1.0), Some(1.0));
         assert_eq!(watts(&psys(7), &psys(7), "psys", 1.0), Some(0.0));
+    }
+
+    #[test]
+    fn ipc_is_instructions_over_cycles_and_unknown_over_no_cycles() {
+        assert_eq!(ipc(Some(3_000_000), Some(2_000_000)), Some(1.5));
+        assert_eq!(ipc(Some(0), Some(2_000_000)), Some(0.0));
+        assert_eq!(ipc(Some(1_000), Some(0)), None, "halted: no IPC, not inf");
+        assert_eq!(ipc(Some(0), Some(0)), None, "halted: no IPC, not 0 or NaN");
+        assert_eq!(ipc(None, Some(2_000_000)), None);
+        assert_eq!(ipc(Some(3_000_000), None), None);
+    }
+
+    fn snap(mono_ns: u64, counts: Option<(u64, u64)>) -> Snapshot {
+        let mut hw = crate::base::cpu_map::CpuMap::new();
+        if let Some((i, c)) = counts {
+            hw.insert(
+                0,
+                crate::snapshot::CpuHw {
+                    instructions: Some(i),
+                    cycles: Some(c),
+                    ..Default::default()
+                },
+            );
+        }
+        Snapshot {
+            time: Stamp {
+                mono_ns,
+                wall_ns: mono_ns,
+            },
+            online: vec![0],
+            stat: Err("not read".into()),
+            interrupts: Err("not read".into()),
+            softirqs: Err("not read".into()),
+            csw: crate::base::cpu_map::CpuMap::new(),
+            migrations: crate::base::cpu_map::CpuMap::new(),
+            hw,
+            pkg: BTreeMap::new(),
+            files: crate::base::cpu_map::CpuMap::new(),
+            powercap_uj: BTreeMap::new(),
+            hwmon_mc: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn ipc_of_a_cpu_is_the_delta_of_its_perf_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = &mut crate::source::fs::Fs::new(crate::source::fs::Roots::under(dir.path()));
+        let m = Machine::read(fs);
+        let cpu0 = |a: &Snapshot, b: &Snapshot| delta_of(&m, None, a, b).cpus[0].clone();
+        let a = snap(1_000_000_000, Some((10_000_000, 7_000_000)));
+        let b = snap(2_000_000_000, Some((13_000_000, 9_000_000)));
+        let r = cpu0(&a, &b);
+        assert_eq!(
+            (r.instructions, r.cycles),
+            (Some(3_000_000), Some(2_000_000))
+        );
+        assert_eq!(r.ipc, Some(1.5));
+        // a counter that went back was reset (perf counts are 64-bit and
+        // never wrap): that interval's IPC is unknown, as every perf delta
+        let reset = snap(2_000_000_000, Some((500, 9_000_000)));
+        let r = cpu0(&a, &reset);
+        assert_eq!((r.instructions, r.ipc), (None, None));
+        // halted over the whole interval: no cycles, no IPC
+        let halted = snap(2_000_000_000, Some((10_000_000, 7_000_000)));
+        assert_eq!(cpu0(&a, &halted).ipc, None);
+        // not read (no PMU, or a watched CPU left unread): unknown
+        assert_eq!(cpu0(&a, &snap(2_000_000_000, None)).ipc, None);
+        assert_eq!(cpu0(&snap(1_000_000_000, None), &b).ipc, None);
+    }
+
+    #[test]
+    fn ipc_of_several_cpus_is_their_summed_counts_over_their_summed_cycles() {
+        let r = |i, c| CpuRates {
+            instructions: i,
+            cycles: c,
+            ..CpuRates::default()
+        };
+        let rows = [
+            r(Some(3_000_000), Some(1_000_000)),
+            r(Some(1_000_000), Some(2_000_000)),
+            r(Some(9), None),
+        ];
+        assert_eq!(total_counts(&rows), (Some(4_000_000), Some(3_000_000)));
+        assert_eq!(total_counts(&rows[2..]), (None, None));
     }
 }

@@ -15,6 +15,8 @@ use crate::source::perf::PerfEvent;
 pub enum Metric {
     /// `Avg_MHz`, `Busy%`, `Bzy_MHz`, `TSC_MHz`.
     Frequency,
+    /// Instructions per cycle from perf's generic hardware events.
+    Ipc,
     /// Core and package C-state residency from hardware counters.
     HwCstates,
     /// cpuidle residency and entries.
@@ -39,8 +41,9 @@ pub enum Metric {
 
 impl Metric {
     /// Lists every metric in display order.
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 12] = [
         Metric::Frequency,
+        Metric::Ipc,
         Metric::HwCstates,
         Metric::OsCstates,
         Metric::Interrupts,
@@ -57,6 +60,7 @@ impl Metric {
     pub fn label(self) -> &'static str {
         match self {
             Metric::Frequency => "Avg_MHz/Busy%/Bzy_MHz",
+            Metric::Ipc => "IPC",
             Metric::HwCstates => "HW C-states",
             Metric::OsCstates => "cpuidle C-states",
             Metric::Interrupts => "IRQ/s",
@@ -213,6 +217,23 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 ),
             ),
         },
+        Metric::Ipc => {
+            let (i, c) = (PerfEvent::Instructions, PerfEvent::Cycles);
+            if p.perf_any(i) && p.perf_any(c) {
+                found(
+                    metric,
+                    Rung::Perf,
+                    "perf hardware instructions/cycles",
+                    None,
+                )
+            } else {
+                let why = p
+                    .perf_reason(i)
+                    .or_else(|| p.perf_reason(c))
+                    .unwrap_or("perf instructions/cycles did not open");
+                missing(metric, why)
+            }
+        }
         Metric::HwCstates => {
             let msr_values = snap.hw.values().any(|h| !h.cstates.is_empty())
                 || snap.pkg.values().any(|k| !k.cstates.is_empty());

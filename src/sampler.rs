@@ -548,6 +548,8 @@ impl<H: Hardware> Sampler<H> {
                     PerfEvent::Mperf => hw.mperf = Some(v),
                     PerfEvent::Tsc => hw.tsc = Some(v),
                     PerfEvent::Smi => hw.smi = Some(v),
+                    PerfEvent::Instructions => hw.instructions = Some(v),
+                    PerfEvent::Cycles => hw.cycles = Some(v),
                     PerfEvent::CoreC1
                     | PerfEvent::CoreC3
                     | PerfEvent::CoreC6

@@ -63,6 +63,10 @@ pub struct CpuHw {
     pub tsc: Option<u64>,
     /// SMI count (32-bit).
     pub smi: Option<u64>,
+    /// Instructions retired (perf `hardware/instructions`).
+    pub instructions: Option<u64>,
+    /// Core cycles, not halted (perf `hardware/cycles`).
+    pub cycles: Option<u64>,
     /// Core C-state residency counters (TSC rate), by name (`C3`, `C6`…).
     pub cstates: Vec<(&'static str, u64)>,
     /// Core temperature in °C, already decoded.

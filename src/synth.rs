@@ -25,6 +25,7 @@
 //! | TSC | base MHz·10⁶/s: `IntelServer` 2100, `IntelLaptop` 1900, `AmdServer` 2000, `Vm` 2450 |
 //! | busy MHz | base + `100·(c%8)` (`Arm64` base 2000); cpufreq `scaling_cur_freq` says the same in kHz |
 //! | MPERF, APERF | `TSC·b/100`, `busy MHz·10⁶·b/100` per second |
+//! | perf cycles, instructions (all but `Vm`) | cycles `busy MHz·10⁶·b/100` per second (as APERF); instructions `cycles·(c%4+1)/2`: IPC 0.50, 1.00, 1.50, 2.00 |
 //! | core C-states (% of TSC) | `IntelServer` C6 `d`; `IntelLaptop` C3 5 (CPU1 0), C6 10 (CPU1 4), C7 `d` |
 //! | package C-states (% of TSC) | `IntelServer` PC2 `10+10p`, PC6 `5+10p`; `IntelLaptop` PC2 20 PC3 5 PC6 10 PC7 5 PC8 15 PC9 0 PC10 30 |
 //! | cpuidle time | deepest state `d`% of the interval; the `n` shallow states share `r = 100−b−s−d`: `r/n` % each, the first also the remainder; other states 0 |
@@ -1551,6 +1552,18 @@ impl Layout {
         } else if self.spec.flavor == Flavor::Vm {
             v.push((PerfEvent::Tsc, tsc));
         }
+        // the guest has no virtual PMU; every other machine a core PMU
+        if self.spec.flavor != Flavor::Vm {
+            let cycles = self.bzy_mhz(c) * 10_000 * busy(c);
+            v.extend([
+                (
+                    PerfEvent::Instructions,
+                    count(cycles * u64::from(c % 4 + 1) / 2, ms),
+                ),
+                (PerfEvent::Cycles, count(cycles, ms)),
+            ]);
+        }
+        v.sort_by_key(|(e, _)| *e);
         v
     }
 
@@ -1682,6 +1695,7 @@ impl Layout {
     fn perf_reason(&self, ev: PerfEvent) -> String {
         let pmu = ev.pmu();
         match (self.spec.flavor, pmu) {
+            (_, "hardware") => perf::NO_HW_PMU_REASON.into(),
             (Flavor::Vm, "msr") => format!("perf msr PMU has no {} event (VM?)", ev.name()),
             (Flavor::Arm64 | Flavor::IntelServer | Flavor::AmdServer, "msr") => {
                 "no perf msr PMU (kernel without the x86 msr PMU)".into()

@@ -972,3 +972,57 @@ fn a_thermal_msr_without_tjmax_is_not_called_the_temperature_source() {
         .unwrap();
     assert_eq!(temp.rung, Some(noisetop::snapshot::Rung::Msr), "{temp:?}");
 }
+
+// ------------------------------------------------------------ IPC
+
+#[test]
+fn ipc_is_instructions_over_cycles_where_perf_gives_both() {
+    // the laptop's CPU c: cycles `busy MHz·10⁶·b/100` per second,
+    // instructions `cycles·(c%4+1)/2`; CPU 2 at 2100 MHz and 40 % busy
+    let iv = laptop();
+    let c2 = cpu(iv, 2);
+    assert_eq!(c2.cycles, Some(840_000_000));
+    assert_eq!(c2.instructions, Some(1_260_000_000));
+    assert_eq!(c2.ipc, Some(1.5));
+    let ipcs: Vec<Option<f64>> = iv.cpus.iter().map(|r| r.ipc).collect();
+    let want = [0.5, 1.0, 1.5, 2.0, 0.5, 1.0, 1.5, 2.0].map(Some);
+    assert_eq!(ipcs, want);
+    let table = noisetop::output::batch::table(iv, Some(&[2]));
+    let mut lines = table.lines();
+    let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let row: Vec<&str> = lines.nth(1).unwrap().split_whitespace().collect();
+    let at = head
+        .iter()
+        .position(|h| *h == "IPC")
+        .expect("an IPC column");
+    assert_eq!((row[0], row[at]), ("2", "1.50"));
+}
+
+#[test]
+fn ipc_without_a_core_pmu_is_unknown_with_the_reason() {
+    let dir = capture(&Spec::new(Flavor::Vm, 2));
+    let (ivs, statuses) = replay(dir.path());
+    assert!(ivs[0].cpus.iter().all(|r| r.ipc.is_none()));
+    let st = statuses.iter().find(|s| s.metric == Metric::Ipc).unwrap();
+    assert_eq!((st.rung, st.source.as_deref()), (None, None));
+    assert_eq!(
+        st.note.as_deref(),
+        Some("no hardware PMU: perf has no cycles/instructions here (VM?)")
+    );
+    let table = noisetop::output::batch::table(&ivs[0], None);
+    let head: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    let at = head
+        .iter()
+        .position(|h| *h == "IPC")
+        .expect("an IPC column");
+    for line in table.lines().skip(1) {
+        assert_eq!(line.split_whitespace().nth(at), Some("-"), "{line}");
+    }
+    let footer = noisetop::output::batch::footer(&statuses);
+    assert!(
+        footer.contains(
+            "# IPC: unavailable: no hardware PMU: perf has no cycles/instructions here (VM?)\n"
+        ),
+        "{footer}"
+    );
+}

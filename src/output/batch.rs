@@ -98,6 +98,7 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
         col("Busy%", &rows, |r| r.busy_pct, c_mean, |v| num(v, 2)),
         col("Bzy_MHz", &rows, |r| r.bzy_mhz, c_mean, |v| num(v, 0)),
         col("TSC_MHz", &rows, |r| r.tsc_mhz, c_mean, |v| num(v, 0)),
+        ipc_col(&rows),
     ];
     for name in state_names(&rows, |r| {
         r.idle.iter().map(|s| s.name.to_string()).collect()
@@ -180,6 +181,15 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
     );
     cols.push(pw);
     render(&cols)
+}
+
+/// IPC per CPU, Δinstructions/Δcycles; the summary row is
+/// ΣΔinstructions/ΣΔcycles over the CPUs with both (turbostat's summary).
+fn ipc_col(rows: &[&CpuRates]) -> Column {
+    let mut c = col("IPC", rows, |r| r.ipc, c_mean, |v| num(v, 2));
+    let (i, cycles) = crate::interval::total_counts(rows.iter().copied());
+    c.cells[0] = num(crate::interval::ipc(i, cycles), 2);
+    c
 }
 
 fn state_names(rows: &[&CpuRates], names: impl Fn(&CpuRates) -> Vec<String>) -> Vec<String> {

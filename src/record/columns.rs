@@ -27,6 +27,9 @@ pub enum Combine {
     Max,
     /// Not a per-CPU figure: taken from the packages.
     Package,
+    /// A ratio of sums over the CPUs, not a combination of their ratios
+    /// (IPC: ΣΔinstructions/ΣΔcycles).
+    Ratio,
 }
 
 /// A column whose value is a number taken from the interval.
@@ -44,6 +47,8 @@ pub enum Field {
     BzyMhz,
     /// `tsc_mhz`.
     TscMhz,
+    /// `ipc`.
+    Ipc,
     /// Hardware core C-state residency (`C1`, `C3`, `C6`, `C7`, `MC6`).
     HwCstate(&'static str),
     /// cpuidle residency of the state with this index in the schema's states.
@@ -242,6 +247,12 @@ impl Schema {
             Num(F::BzyMhz),
         );
         add("tsc_mhz", Some("TSC_MHz"), "ΔTSC/dt, MHz", Num(F::TscMhz));
+        add(
+            "ipc",
+            Some("IPC"),
+            "instructions per cycle, Δinstructions/Δcycles",
+            Num(F::Ipc),
+        );
         for (name, ts) in HW_CORE.iter().zip(["CPU%c1", "CPU%c3", "CPU%c6", "CPU%c7"]) {
             let col = format!("cpu_{}_pct", name.to_ascii_lowercase());
             add(
@@ -443,6 +454,7 @@ pub fn combine(f: Field) -> Combine {
         | Field::IdlePct(_)
         | Field::StealPct => Combine::Mean,
         Field::TempC | Field::Smi | Field::WindowS => Combine::Max,
+        Field::Ipc => Combine::Ratio,
         Field::Core
         | Field::Package
         | Field::PkgWatt
@@ -469,6 +481,7 @@ pub fn cpu_value(f: Field, r: &CpuRates, states: &[String]) -> Option<f64> {
         Field::BusyPct => r.busy_pct,
         Field::BzyMhz => r.bzy_mhz,
         Field::TscMhz => r.tsc_mhz,
+        Field::Ipc => r.ipc,
         Field::HwCstate(n) => r.hw_cstates.iter().find(|(k, _)| *k == n)?.1,
         // a disabled state is not entered: its cells stay empty
         Field::IdlePct(i) => idle(i).filter(|s| s.disabled != Some(true))?.pct,
@@ -543,6 +556,10 @@ pub fn machine_value(f: Field, iv: &Interval, states: &[String]) -> Option<f64> 
             Field::Core | Field::Package => None,
             _ => pkg_watts(&iv.pkgs, f),
         },
+        Combine::Ratio => {
+            let (i, c) = crate::interval::total_counts(&iv.cpus);
+            crate::interval::ipc(i, c)
+        }
         Combine::Mean => mean(iv.cpus.iter().filter_map(|r| cpu_value(f, r, states))),
         Combine::Max => iv
             .cpus

@@ -474,6 +474,7 @@ fn packages(w: &mut Writer, inp: &Input<'_>) {
 pub fn metric_id(m: Metric) -> &'static str {
     match m {
         Metric::Frequency => "frequency",
+        Metric::Ipc => "ipc",
         Metric::HwCstates => "hw_cstates",
         Metric::OsCstates => "os_cstates",
         Metric::Interrupts => "interrupts",

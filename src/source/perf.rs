@@ -1,20 +1,25 @@
 //! Per-CPU perf counter groups: software context switches and migrations,
-//! the `msr` PMU (aperf, mperf, tsc, smi), `cstate_core` residencies, and on
-//! one CPU per package `cstate_pkg` residencies and `power` (RAPL) energy.
-//! Also the text table that stores counts in a captured tree.
+//! the `msr` PMU (aperf, mperf, tsc, smi), the generic hardware events
+//! `instructions` and `cycles` (the core PMU, for IPC), `cstate_core`
+//! residencies, and on one CPU per package `cstate_pkg` residencies and
+//! `power` (RAPL) energy. Also the text table that stores counts in a
+//! captured tree.
 //!
 //! Reading a counter of CPU N from another CPU sends CPU N an IPI, so every
 //! event of a CPU goes into one group read with one syscall per interval.
 //! The kernel refuses to mix two hardware PMUs in one group; an event it
 //! refuses there gets a group of its own PMU on that CPU (and a note says so).
 //! Within a group the PMU events are opened before the software ones (see
-//! `open_cpu`).
+//! `open_cpu`). `instructions` and `cycles` always have a group of their
+//! own on each CPU: the core PMU's counters are few and shared (the NMI
+//! watchdog, any other perf user), and a group the PMU cannot schedule is
+//! multiplexed whole, which would take the msr and software counts with it.
 
 use std::fmt::{self, Write as _};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use perf_event::events::{Dynamic, Software};
+use perf_event::events::{Dynamic, Hardware as HwEvent, Software};
 use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
 
@@ -36,6 +41,10 @@ pub enum PerfEvent {
     Tsc,
     /// msr/smi: SMI count (Intel).
     Smi,
+    /// hardware/instructions: instructions retired (`PERF_COUNT_HW_INSTRUCTIONS`).
+    Instructions,
+    /// hardware/cycles: core clock cycles, not halted (`PERF_COUNT_HW_CPU_CYCLES`).
+    Cycles,
     /// `cstate_core/c1-residency`.
     CoreC1,
     /// `cstate_core/c3-residency`.
@@ -71,23 +80,31 @@ pub enum PerfEvent {
 }
 
 const SOFTWARE: &str = "software";
+/// perf's generic hardware events (`PERF_TYPE_HARDWARE`), counted by the
+/// core PMU whatever its sysfs name (`cpu`, `cpu_core`, `armv8_pmuv3_0`).
+const HARDWARE: &str = "hardware";
 const MSR: &str = "msr";
 const CSTATE_CORE: &str = "cstate_core";
 const CSTATE_PKG: &str = "cstate_pkg";
 const POWER: &str = "power";
+
+/// Why `instructions` and `cycles` are unknown where no core PMU counts them.
+pub const NO_HW_PMU_REASON: &str = "no hardware PMU: perf has no cycles/instructions here (VM?)";
 
 /// The message for EACCES/EPERM from `perf_event_open`.
 pub const PERMISSION_REASON: &str = "perf_event_open: permission denied: run as root or set kernel.perf_event_paranoid<=0 / CAP_PERFMON";
 
 impl PerfEvent {
     /// Every event, in the order they are opened and listed.
-    pub const ALL: [PerfEvent; 22] = [
+    pub const ALL: [PerfEvent; 24] = [
         PerfEvent::ContextSwitches,
         PerfEvent::Migrations,
         PerfEvent::Aperf,
         PerfEvent::Mperf,
         PerfEvent::Tsc,
         PerfEvent::Smi,
+        PerfEvent::Instructions,
+        PerfEvent::Cycles,
         PerfEvent::CoreC1,
         PerfEvent::CoreC3,
         PerfEvent::CoreC6,
@@ -116,6 +133,8 @@ impl PerfEvent {
             E::Mperf => "mperf",
             E::Tsc => "tsc",
             E::Smi => "smi",
+            E::Instructions => "instructions",
+            E::Cycles => "cycles",
             E::CoreC1 => "c1-residency",
             E::CoreC3 | E::PkgC3 => "c3-residency",
             E::CoreC6 | E::PkgC6 => "c6-residency",
@@ -132,12 +151,14 @@ impl PerfEvent {
         }
     }
 
-    /// The PMU the event belongs to (`"software"`, `"msr"`, `"cstate_core"`, `"cstate_pkg"`, `"power"`).
+    /// The PMU the event belongs to (`"software"`, `"msr"`, `"hardware"`,
+    /// `"cstate_core"`, `"cstate_pkg"`, `"power"`).
     pub fn pmu(self) -> &'static str {
         use PerfEvent as E;
         match self {
             E::ContextSwitches | E::Migrations => SOFTWARE,
             E::Aperf | E::Mperf | E::Tsc | E::Smi => MSR,
+            E::Instructions | E::Cycles => HARDWARE,
             E::CoreC1 | E::CoreC3 | E::CoreC6 | E::CoreC7 => CSTATE_CORE,
             E::PkgC2 | E::PkgC3 | E::PkgC6 | E::PkgC7 | E::PkgC8 | E::PkgC9 | E::PkgC10 => {
                 CSTATE_PKG
@@ -208,6 +229,7 @@ impl PerfCounts {
 #[derive(Clone, Copy)]
 enum Kind {
     Soft(Software),
+    Hw(HwEvent),
     Pmu(Dynamic),
 }
 
@@ -325,7 +347,7 @@ impl PerfSet {
         // 0 on Linux 6.18), while software counters join an msr group safely.
         let pmu_first = wanted
             .iter()
-            .filter(|(e, _)| e.pmu() != SOFTWARE)
+            .filter(|(e, _)| !matches!(e.pmu(), SOFTWARE | HARDWARE))
             .chain(wanted.iter().filter(|(e, _)| e.pmu() == SOFTWARE));
         for &(ev, kind) in pmu_first {
             let b = builder(kind, cpu);
@@ -334,6 +356,36 @@ impl PerfSet {
                 Err(e) if is_permission(&e) => failed.add(ev, PERMISSION_REASON.into()),
                 Err(refused) => {
                     if let Err(e) = self.add_to_own_group(cpu, ev, &b, &mut extra, &refused) {
+                        failed.add(ev, open_reason(cpu, ev, &e));
+                    }
+                }
+            }
+        }
+        // cycles and instructions: a group of their own (see the module doc)
+        let hardware: Vec<_> = wanted.iter().filter(|(e, _)| e.pmu() == HARDWARE).collect();
+        if !hardware.is_empty() {
+            match new_group(cpu, Some(HARDWARE)) {
+                Ok(mut g) => {
+                    for &&(ev, kind) in &hardware {
+                        match g.group.add(&builder(kind, cpu)) {
+                            Ok(c) => g.members.push((ev, c)),
+                            Err(e) => failed.add(ev, open_reason(cpu, ev, &e)),
+                        }
+                    }
+                    // IPC needs both: one alone would be read for nothing
+                    if g.members.len() == hardware.len() {
+                        extra.push(g);
+                    } else {
+                        for (ev, _) in &g.members {
+                            failed.add(
+                                *ev,
+                                format!("cpu {cpu}: perf {ev}: left closed, its pair did not open"),
+                            );
+                        }
+                    }
+                }
+                Err(e) => {
+                    for &&(ev, _) in &hardware {
                         failed.add(ev, open_reason(cpu, ev, &e));
                     }
                 }
@@ -505,12 +557,14 @@ fn new_group(cpu: u32, pmu: Option<&'static str>) -> io::Result<CpuGroup> {
 fn builder(kind: Kind, cpu: u32) -> Builder<'static> {
     let mut b = match kind {
         Kind::Soft(s) => Builder::new(s),
+        Kind::Hw(h) => Builder::new(h),
         Kind::Pmu(d) => Builder::new(d),
     };
     b.one_cpu(cpu as usize).any_pid();
     match kind {
-        // Software counters count nothing per CPU unless kernel mode is included.
-        Kind::Soft(_) => b.include_kernel(),
+        // Software counters count nothing per CPU unless kernel mode is
+        // included; a CPU's instructions and cycles are its kernel's too.
+        Kind::Soft(_) | Kind::Hw(_) => b.include_kernel(),
         // msr, cstate and power PMUs reject any exclude_* bit with EINVAL.
         Kind::Pmu(_) => b.exclude_kernel(false).exclude_hv(false),
     };
@@ -525,6 +579,10 @@ fn is_permission(e: &io::Error) -> bool {
 fn open_reason(cpu: u32, ev: PerfEvent, e: &io::Error) -> String {
     match e.raw_os_error() {
         Some(libc::EACCES | libc::EPERM) => PERMISSION_REASON.into(),
+        // a kernel with no core PMU driver counts software events only
+        Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV) if ev.pmu() == HARDWARE => {
+            NO_HW_PMU_REASON.into()
+        }
         Some(libc::EINVAL) => {
             format!(
                 "cpu {cpu}: perf {ev}: invalid argument (CPU offline or not present, or the kernel rejects the event)"
@@ -552,6 +610,15 @@ fn plan_event(
     match e {
         PerfEvent::ContextSwitches => return Ok((Kind::Soft(Software::CONTEXT_SWITCHES), None)),
         PerfEvent::Migrations => return Ok((Kind::Soft(Software::CPU_MIGRATIONS), None)),
+        PerfEvent::Instructions | PerfEvent::Cycles => {
+            availability(devices, e)?;
+            let hw = if e == PerfEvent::Instructions {
+                HwEvent::INSTRUCTIONS
+            } else {
+                HwEvent::CPU_CYCLES
+            };
+            return Ok((Kind::Hw(hw), None));
+        }
         _ => {}
     }
     availability(devices, e)?;
@@ -586,6 +653,13 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
     if pmu == SOFTWARE {
         return Ok(());
     }
+    if pmu == HARDWARE {
+        return if has_core_pmu(devices) {
+            Ok(())
+        } else {
+            Err(NO_HW_PMU_REASON.into())
+        };
+    }
     if !devices.join(pmu).is_dir() {
         let why = match pmu {
             MSR => "kernel without the x86 msr PMU",
@@ -604,6 +678,24 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
         return Err(format!("perf {pmu} PMU has no {} event{why}", e.name()));
     }
     Ok(())
+}
+
+/// Whether sysfs lists a core PMU, the one perf's generic hardware events
+/// go to: `cpu` (x86), `cpu_core`/`cpu_atom` (hybrid Intel), or one whose
+/// events include `cpu_cycles` (the Arm `PMUv3`). A kernel without one lists
+/// `software`, `tracepoint`, `msr` and the like only (a VM without a
+/// virtual PMU).
+fn has_core_pmu(devices: &Path) -> bool {
+    if ["cpu", "cpu_core", "cpu_atom"]
+        .iter()
+        .any(|d| devices.join(d).is_dir())
+    {
+        return true;
+    }
+    std::fs::read_dir(devices).is_ok_and(|dir| {
+        dir.filter_map(Result::ok)
+            .any(|d| d.path().join("events/cpu_cycles").exists())
+    })
 }
 
 /// Checks a PMU's `format/*` files (`config:0-7`, `config1:12`) before
@@ -799,6 +891,8 @@ mod tests {
         assert_eq!(PerfEvent::ContextSwitches.name(), "context-switches");
         assert_eq!(PerfEvent::PkgC10.key(), "cstate_pkg/c10-residency");
         assert_eq!(PerfEvent::parse("aperf"), Some(PerfEvent::Aperf));
+        assert_eq!(PerfEvent::Instructions.key(), "hardware/instructions");
+        assert_eq!(PerfEvent::parse("cycles"), Some(PerfEvent::Cycles));
         assert_eq!(PerfEvent::parse("c2-residency"), Some(PerfEvent::PkgC2));
         assert_eq!(PerfEvent::parse("c1-residency"), Some(PerfEvent::CoreC1));
         // c6 exists in both cstate PMUs: a bare name cannot say which
@@ -849,6 +943,60 @@ mod tests {
             availability(&devices(&none), PerfEvent::EnergyPkg),
             Err("no perf power PMU (no RAPL in this kernel or CPU, or a VM)".to_string())
         );
+    }
+
+    #[test]
+    fn cycles_and_instructions_need_a_core_pmu_in_sysfs() {
+        // the VM-like tree: software, msr and power PMUs, no core PMU
+        let dir = fake_sysfs();
+        let dev = devices(&dir);
+        for e in [PerfEvent::Instructions, PerfEvent::Cycles] {
+            assert_eq!(
+                availability(&dev, e),
+                Err("no hardware PMU: perf has no cycles/instructions here (VM?)".to_string())
+            );
+            assert_eq!(
+                plan_event(&dev, e, &[]).err().as_deref(),
+                Some(NO_HW_PMU_REASON)
+            );
+        }
+        let (_, failed) = PerfSet::open(&[], &[], dir.path());
+        let why: Vec<(PerfEvent, &str)> = failed
+            .iter()
+            .filter(|(e, _)| e.pmu() == "hardware")
+            .map(|(e, r)| (*e, r.as_str()))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                (PerfEvent::Instructions, NO_HW_PMU_REASON),
+                (PerfEvent::Cycles, NO_HW_PMU_REASON)
+            ]
+        );
+        // x86's `cpu`, hybrid Intel's `cpu_core`, Arm PMUv3 by its events
+        for (pmu, event) in [
+            ("cpu", None),
+            ("cpu_atom", None),
+            ("armv8_pmuv3_0", Some("cpu_cycles")),
+        ] {
+            let d = fake_sysfs();
+            let pmu = devices(&d).join(pmu).join("events");
+            std::fs::create_dir_all(&pmu).unwrap();
+            if let Some(ev) = event {
+                std::fs::write(pmu.join(ev), "event=0x0011\n").unwrap();
+            }
+            assert_eq!(
+                availability(&devices(&d), PerfEvent::Cycles),
+                Ok(()),
+                "{pmu:?}"
+            );
+            let (kind, scale) = plan_event(&devices(&d), PerfEvent::Instructions, &[]).unwrap();
+            assert!(matches!(kind, Kind::Hw(_)) && scale.is_none());
+        }
+        // an Arm PMU without cpu_cycles (an uncore PMU) is not a core PMU
+        let d = fake_sysfs();
+        std::fs::create_dir_all(devices(&d).join("arm_dsu_0/events")).unwrap();
+        assert!(availability(&devices(&d), PerfEvent::Cycles).is_err());
     }
 
     #[test]
@@ -991,6 +1139,17 @@ mod tests {
              (CPU offline or not present, or the kernel rejects the event)"
         );
         assert!(open_reason(1, PerfEvent::EnergyPkg, &e(libc::ENODEV)).contains("no such device"));
+        // a kernel without a core PMU driver: software events only
+        for errno in [libc::ENOENT, libc::EOPNOTSUPP, libc::ENODEV] {
+            assert_eq!(
+                open_reason(0, PerfEvent::Cycles, &e(errno)),
+                NO_HW_PMU_REASON
+            );
+        }
+        assert_eq!(
+            open_reason(0, PerfEvent::Instructions, &e(libc::EACCES)),
+            PERMISSION_REASON
+        );
     }
 
     fn sample() -> Vec<PerfCounts> {

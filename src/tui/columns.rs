@@ -52,6 +52,11 @@ pub const COLUMNS: &[Column] = &[
         width: 5,
         value: |r| fmt::pct(r.and_then(|r| r.time?.steal), 1),
     },
+    Column {
+        name: "IPC",
+        width: 5,
+        value: |r| fmt::pct(r.and_then(|r| r.ipc), 2),
+    },
 ];
 
 /// Parses a `--show`/`--hide` list (`LOC/s,MIG/s`; the `/s` may be left
@@ -96,18 +101,32 @@ mod tests {
     fn names_parse_in_any_case_with_or_without_per_second() {
         assert_eq!(parse("LOC/s,mig"), Ok(vec![1, 3]));
         assert_eq!(parse("stl%, sirq"), Ok(vec![5, 4]));
-        let e = parse("IPC").unwrap_err();
+        assert_eq!(parse("ipc"), Ok(vec![6]));
+        let e = parse("IPS").unwrap_err();
         assert!(
-            e.contains("no column \"IPC\"") && e.contains("LOC/s"),
+            e.contains("no column \"IPS\"") && e.contains("LOC/s") && e.contains("IPC"),
             "{e}"
         );
     }
 
     #[test]
     fn show_keeps_only_its_columns_and_hide_takes_out() {
-        assert_eq!(shown(None, &[]), vec![0, 1, 2, 3, 4, 5]);
-        assert_eq!(shown(None, &[1, 3]), vec![0, 2, 4, 5]);
+        assert_eq!(shown(None, &[]), vec![0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(shown(None, &[1, 3]), vec![0, 2, 4, 5, 6]);
         assert_eq!(shown(Some(&[0, 2]), &[]), vec![0, 2]);
-        assert_eq!(width(&[0, 1, 2, 3, 4, 5]), 34);
+        assert_eq!(width(&[0, 1, 2, 3, 4, 5, 6]), 39);
+    }
+
+    #[test]
+    fn ipc_shows_two_decimals_and_unknown_as_a_dot() {
+        let ipc = COLUMNS[6].value;
+        let r = |ipc| CpuRates {
+            ipc,
+            ..CpuRates::default()
+        };
+        assert_eq!(ipc(Some(&r(Some(1.5)))), "1.50");
+        assert_eq!(ipc(Some(&r(Some(0.456)))), "0.46");
+        assert_eq!(ipc(Some(&r(None))), "·");
+        assert_eq!(ipc(None), "·");
     }
 }

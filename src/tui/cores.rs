@@ -19,7 +19,7 @@ use crate::tui::theme::Theme;
 
 /// Fixed part of a wide row (everything but the two bars and the noise
 /// column) with every optional column shown.
-const WIDE_FIXED: usize = 105;
+const WIDE_FIXED: usize = 110;
 
 /// Fixed part of a wide row with the optional columns on screen.
 fn wide_fixed(s: &State) -> usize {
@@ -592,7 +592,7 @@ mod tests {
 
     #[test]
     fn bar_widths_grow_with_the_row() {
-        assert_eq!(split(158, WIDE_FIXED, 12, 8), (21, 13, 19));
+        assert_eq!(split(158, WIDE_FIXED, 12, 8), (19, 12, 17));
         assert_eq!(split(78, COMPACT_FIXED, 10, 6), (19, 12, 17));
         // too narrow: the bars keep their minimum, the noise column gives way
         assert_eq!(split(35, COMPACT_FIXED, 10, 6), (10, 6, 0));

@@ -324,6 +324,7 @@ fn availability(s: &State, room: usize) -> Line<'static> {
 pub fn short_metric(m: Metric) -> &'static str {
     match m {
         Metric::Frequency => "frequency",
+        Metric::Ipc => "IPC",
         Metric::HwCstates => "HW C-states",
         Metric::OsCstates => "cpuidle",
         Metric::Interrupts => "IRQs",

@@ -137,6 +137,10 @@ pub const GLOSSARY: &[(&str, &str)] = &[
         "time stolen by the hypervisor, %: Δsteal/Δtotal of /proc/stat",
     ),
     (
+        "IPC",
+        "instructions per cycle: Δinstructions/Δcycles (perf hardware events instructions, cycles); summary ΣΔinstructions/ΣΔcycles; · without a hardware PMU (VMs)",
+    ),
+    (
         "°C",
         "core temperature (hwmon coretemp/k10temp, else IA32_THERM_STATUS)",
     ),

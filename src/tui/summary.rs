@@ -60,6 +60,8 @@ pub fn of(rows: &[&CpuRates]) -> CpuRates {
             })
             .collect()
     });
+    // IPC of all CPUs: ΣΔinstructions/ΣΔcycles, not a mean of IPCs
+    let (instructions, cycles) = crate::interval::total_counts(rows.iter().copied());
     CpuRates {
         cpu: u32::MAX,
         avg_mhz: m(|r| r.avg_mhz),
@@ -79,6 +81,9 @@ pub fn of(rows: &[&CpuRates]) -> CpuRates {
         softirq_per_s: s(|r| r.softirq_per_s),
         csw_per_s: s(|r| r.csw_per_s),
         mig_per_s: s(|r| r.mig_per_s),
+        instructions,
+        cycles,
+        ipc: crate::interval::ipc(instructions, cycles),
         temp_c: max(rows.iter().map(|r| r.temp_c)),
         ..CpuRates::default()
     }
@@ -127,6 +132,31 @@ mod tests {
         assert_eq!(a.idle[0].per_s, Some(240.0));
         assert_eq!(a.idle[0].latency_us, Some(133));
         assert_eq!(a.csw_per_s, None, "no CPU has it: unknown, not 0");
+        assert_eq!(a.ipc, None, "no CPU has it: unknown, not 0");
         assert_eq!(of(&[]).busy_pct, None);
+    }
+
+    #[test]
+    fn ipc_of_all_cpus_is_their_instructions_over_their_cycles() {
+        let cpu = |n, i, c| CpuRates {
+            cpu: n,
+            instructions: i,
+            cycles: c,
+            ipc: crate::interval::ipc(i, c),
+            ..CpuRates::default()
+        };
+        // 3e6/1e6 and 1e6/2e6: 4e6 over 3e6 cycles, not the mean 1.75
+        let rows = [
+            cpu(0, Some(3_000_000), Some(1_000_000)),
+            cpu(1, Some(1_000_000), Some(2_000_000)),
+            cpu(2, None, Some(5_000_000)),
+        ];
+        let refs: Vec<&CpuRates> = rows.iter().collect();
+        let a = of(&refs);
+        assert_eq!(
+            (a.instructions, a.cycles),
+            (Some(4_000_000), Some(3_000_000))
+        );
+        assert_eq!(a.ipc, Some(4.0 / 3.0));
     }
 }

@@ -130,6 +130,10 @@ pub fn interval(
             busy_pct: Some(busy),
             bzy_mhz: Some(mhz),
             tsc_mhz: Some(2100.0),
+            // not generated: more draws would change every later figure
+            instructions: None,
+            cycles: None,
+            ipc: None,
             hw_cstates: vec![("C1", Some(j(10.0))), ("C6", Some(j(50.0)))],
             idle: Arc::from(idle),
             window_s: None,
