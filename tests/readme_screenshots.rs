@@ -82,7 +82,15 @@ fn the_dashboard_picture_shows_what_the_readme_says() {
     let screen = text(&drawn(&p).unwrap());
     for want in [
         "replay assets/captures/vm-2cpu-intruder 90/90",
+        "end of capture",
+        "no cpufreq",
+        "MHz via kernel",
         "Detail",
+        " Avg_MHz ",
+        " Busy ",
+        " C-state mix ",
+        " IRQ/s ",
+        " CSW/s ",
         "CPU 1 · core 1",
         "-89 s",
         "now",

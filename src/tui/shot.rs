@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -18,12 +18,13 @@ use ratatui::style::{Color, Modifier};
 
 use crate::cli::SourceArgs;
 use crate::cmd::batch::ReplayOpts;
-use crate::cmd::{Tree, open_hw, roots, tree_kind};
+use crate::cmd::{Tree, roots, tree_kind};
 use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::noise::NoiseConfig;
 use crate::pipeline::{Driver, Step, replay};
 use crate::sampler::Sampler;
+use crate::source::capture::Captured;
 use crate::source::fs::Fs;
 use crate::tui::keys::Action;
 use crate::tui::state::{Origin, State};
@@ -71,26 +72,29 @@ pub fn rooted(root: &Path, name: &str) -> Result<State> {
     let mut fs = Fs::new(r.clone());
     let machine = Machine::read(&mut fs);
     let named = |t: String| t.replace(&root.display().to_string(), name);
-    let tree = match tree_kind(&source, &r) {
-        Tree::Foreign(why) => Tree::Foreign(named(why)),
-        other => other,
-    };
-    let mut hw = open_hw(&tree, &source, &r, &machine)?;
     let mut s = State::new(
         machine.clone(),
         Origin::Live,
         Duration::from_secs(1),
         Theme { color: true },
     );
-    if let Tree::Foreign(why) = &tree {
-        s.foreign = Some(why.clone());
-        // a foreign tree's wall clock is the time it is read: fixed here,
-        // so that the picture does not change with the day it is drawn
-        hw = Box::new(crate::source::capture::Captured {
-            wall_now: false,
-            ..crate::source::capture::Captured::foreign(why)
-        });
-    }
+    let hw = match tree_kind(&source, &r) {
+        Tree::Foreign(why) => {
+            let why = named(why);
+            s.foreign = Some(why.clone());
+            // a foreign tree's wall clock is the time it is read: left out,
+            // so that the picture does not change with the day it is drawn
+            Captured {
+                wall_now: false,
+                ..Captured::foreign(&why)
+            }
+        }
+        Tree::Instant(dir) => Captured::load(&dir).map_err(anyhow::Error::msg)?,
+        Tree::Live => bail!(
+            "{}: this machine's live kernel draws a different picture each time",
+            root.display()
+        ),
+    };
     let mut driver = Driver::new(Engine::new(Sampler::with_machine(fs, machine, hw)));
     for _ in 0..2 {
         let msg = match driver.step() {
