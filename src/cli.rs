@@ -195,9 +195,14 @@ pub enum Command {
         dir: PathBuf,
         #[command(flatten)]
         sample: SampleArgs,
-        /// CPUs read every sample whatever the round (as `--watch`).
+        /// CPUs read every sample whatever the round, and traced (as
+        /// `--watch`): who ran there is kept for the replay.
         #[arg(long, value_parser = parse_cpus, value_name = "LIST")]
         watch: Option<CpuList>,
+        /// The benchmark's process ids (as `--owner`): every other task on
+        /// the watched CPUs is an intruder.
+        #[arg(long, value_name = "PIDS", value_delimiter = ',', requires = "watch")]
+        owner: Vec<u32>,
         #[command(flatten)]
         source: SourceArgs,
     },

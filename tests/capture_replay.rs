@@ -1,7 +1,10 @@
 //! `noisetop --batch --capture DIR` and `noisetop replay DIR --batch` print
 //! the same numbers; bad capture folders give clear errors.
 
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+
+#[path = "common/cpu1.rs"]
+mod cpu1;
 
 fn noisetop() -> Command {
     Command::new(env!("CARGO_BIN_EXE_noisetop"))
@@ -41,7 +44,8 @@ fn replay_prints_what_the_live_run_printed() {
     );
     let live = String::from_utf8(live.stdout).unwrap();
     let replay = String::from_utf8(replay.stdout).unwrap();
-    // everything but who-ran attribution, which a capture does not hold:
+    // everything but who-ran attribution, which a capture without --watch
+    // does not hold:
     // the live run says which CPUs it traced, the replay that it cannot
     let untraced = |t: &str| -> String {
         let mut out = String::new();
@@ -53,7 +57,10 @@ fn replay_prints_what_the_live_run_printed() {
     };
     assert_eq!(untraced(&live), untraced(&replay));
     assert!(
-        replay.contains("# who ran: not traced: a replay: captures hold no tracepoint records\n"),
+        replay.contains(
+            "# who ran: not traced: a replay of a capture that kept no traced window \
+             (made without --watch, or tracing was not possible)\n"
+        ),
         "{replay}"
     );
     // two intervals, each a header line and a table with a summary row
@@ -69,6 +76,97 @@ fn replay_prints_what_the_live_run_printed() {
             assert!(cap.join(i).join(f).is_file(), "{i}/{f} missing");
         }
     }
+}
+
+/// A shell spinning on CPU 1; killed when dropped.
+struct Spinner(Child);
+
+impl Spinner {
+    fn start() -> Spinner {
+        Spinner(
+            Command::new("taskset")
+                .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("taskset runs"),
+        )
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A capture that watches CPU 1 keeps who ran there with each instant,
+/// and its replay judges with it: the replay prints the verdicts and
+/// findings the live run printed, the intruder named by the same pid.
+#[test]
+fn replay_of_a_watched_capture_names_whom_the_live_run_named() {
+    if let Some(why) = cpu1::skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _cpu1 = cpu1::cpu1();
+    let (owner, intruder) = (Spinner::start(), Spinner::start());
+    let intruder_pid = intruder.0.id();
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    let live = noisetop()
+        .args(["--batch", "--count", "2", "--interval", "300ms"])
+        .args(["--watch", "1", "--owner", &owner.0.id().to_string()])
+        .arg("--capture")
+        .arg(&cap)
+        .output()
+        .unwrap();
+    drop(intruder);
+    assert!(
+        live.status.success(),
+        "{}",
+        String::from_utf8_lossy(&live.stderr)
+    );
+    for i in ["0001", "0002"] {
+        assert!(cap.join(i).join("noisetop/traced.json").is_file(), "{i}");
+    }
+    let replay = noisetop()
+        .arg("replay")
+        .arg(&cap)
+        .arg("--batch")
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let live = String::from_utf8(live.stdout).unwrap();
+    let replay = String::from_utf8(replay.stdout).unwrap();
+    // the live run alone counts its own IPIs; each says how it knows who ran
+    let judged = |t: &str| -> String {
+        let mut out = String::new();
+        for l in t
+            .lines()
+            .filter(|l| !l.starts_with("# who ran: ") && !l.starts_with("# IPIs to watched"))
+        {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out
+    };
+    assert_eq!(judged(&live), judged(&replay));
+    assert!(
+        replay
+            .lines()
+            .any(|l| l.starts_with("# who ran: tracepoints on CPU 1 ")
+                && l.ends_with("; as the capture kept them")),
+        "{replay}"
+    );
+    // both name the spinner that is not the owner
+    let named = format!("intruder: CPU 1: sh[{intruder_pid}]");
+    assert!(live.contains(&named), "{named} not in\n{live}");
+    assert!(replay.contains(&named), "{named} not in\n{replay}");
 }
 
 #[test]

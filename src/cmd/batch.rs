@@ -14,7 +14,7 @@ use crate::noise::NoiseConfig;
 use crate::output::{batch, judged};
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Hook, Live, Phase};
-use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, replay};
+use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, kept_trace, replay};
 use crate::sampler::{Hardware, Sampler};
 use crate::source::capture::{self, Recorder};
 use crate::source::fs::Fs;
@@ -130,6 +130,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         &a.source,
         &a.sample,
         a.watch.watch.as_ref().map(|w| w.0.clone()),
+        a.watch.owner.clone(),
         a.watch.pin.is_some(),
         a.capture.as_deref(),
         Some(a),
@@ -141,9 +142,10 @@ pub fn capture(
     dir: &Path,
     sample: &SampleArgs,
     watch: Option<Vec<u32>>,
+    owners: Vec<u32>,
     source: &SourceArgs,
 ) -> Result<()> {
-    sample_live(source, sample, watch, false, Some(dir), None)?;
+    sample_live(source, sample, watch, owners, false, Some(dir), None)?;
     eprintln!("capture written to {}", dir.display());
     Ok(())
 }
@@ -152,6 +154,7 @@ fn sample_live(
     source: &SourceArgs,
     sample: &SampleArgs,
     watch: Option<Vec<u32>>,
+    owners: Vec<u32>,
     pinned: bool,
     capture_dir: Option<&Path>,
     print: Option<&LiveArgs>,
@@ -190,20 +193,20 @@ fn sample_live(
         stop,
         count: Some(sample.count.unwrap_or(u64::MAX)),
     };
+    let no_trace = print.is_some_and(|a| a.watch.no_trace);
     let r = if let Some(dir) = capture_dir {
         let hw = Recorder::new(hw);
         let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
         driver.set_own_ipis(own_ipis);
+        let kept = keep_trace(&mut driver, &tree, &roots, &watched, no_trace, owners);
         let dir = dir.to_path_buf();
         let always = watched.clone();
         let mut hook = move |p: Phase, d: &mut Driver<Recorder<AnyHw>>| -> Result<()> {
-            capture_step(p, d, &dir, &always)
+            capture_step(p, d, &dir, &always, kept.as_ref())
         };
         go(&mut driver, &live, sinks, Some(&mut hook), printer)
     } else {
         let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
-        let no_trace = print.is_none_or(|a| a.watch.no_trace);
-        let owners = print.map(|a| a.watch.owner.clone()).unwrap_or_default();
         crate::cmd::watch(
             &mut driver,
             &tree,
@@ -221,6 +224,30 @@ fn sample_live(
         return crate::record::sink::finish(&a.record);
     }
     r
+}
+
+/// Traces the watched CPUs of a live tree for a capture, keeping each
+/// window for its instant (`pipeline::kept_trace`); `None` when nothing is
+/// watched or the tree is not this machine's.
+fn keep_trace<H: Hardware>(
+    driver: &mut Driver<H>,
+    tree: &Tree,
+    roots: &crate::source::fs::Roots,
+    watched: &[u32],
+    no_trace: bool,
+    owners: Vec<u32>,
+) -> Option<kept_trace::Kept> {
+    if watched.is_empty() {
+        return None;
+    }
+    let (t, missing) = crate::cmd::tracer_for(tree, roots, watched, no_trace, owners);
+    let Some(t) = t else {
+        driver.set_tracer(None, missing);
+        return None;
+    };
+    let (keeper, kept) = kept_trace::Keeper::new(t);
+    driver.set_tracer(Some(Box::new(keeper)), missing);
+    Some(kept)
 }
 
 fn driver<H: Hardware>(
@@ -267,6 +294,7 @@ fn capture_step(
     d: &mut Driver<Recorder<AnyHw>>,
     dir: &Path,
     always: &[u32],
+    kept: Option<&kept_trace::Kept>,
 ) -> Result<()> {
     let s = &mut d.engine.sampler;
     match p {
@@ -275,6 +303,10 @@ fn capture_step(
             let inst: PathBuf = capture::instant_dir(dir, i as usize);
             s.hw.flush(&inst)
                 .with_context(|| format!("cannot write capture to {}", dir.display()))?;
+            if let Some(k) = kept {
+                kept_trace::write(k, &inst)
+                    .with_context(|| format!("cannot write capture to {}", dir.display()))?;
+            }
             if i == 0 {
                 capture::write_budget(&inst, s.budget(), always)
                     .with_context(|| format!("cannot write capture to {}", dir.display()))?;

@@ -48,8 +48,9 @@ pub fn run() -> Result<ExitCode> {
             dir,
             sample,
             watch,
+            owner,
             source,
-        }) => batch::capture(&dir, &sample, watch.map(|w| w.0), &source).map(ok),
+        }) => batch::capture(&dir, &sample, watch.map(|w| w.0), owner, &source).map(ok),
         Some(Command::Replay {
             dir,
             batch,

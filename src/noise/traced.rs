@@ -2,10 +2,10 @@
 //! interval, in the terms the rules need: who ran besides the CPU's owner,
 //! and how much time interrupts of each source took from it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One task, as the scheduler tracepoint named it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TracedTask {
     /// Command name (`comm`, at most 15 bytes).
     pub comm: String,
@@ -22,7 +22,7 @@ pub struct TracedTask {
 }
 
 /// A task other than the owner that ran on the CPU.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Intruder {
     /// The task.
     pub task: TracedTask,
@@ -38,7 +38,7 @@ pub struct Intruder {
 }
 
 /// Time one interrupt source took from the CPU.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StolenBy {
     /// `irq`, `softirq`, `timer`, `ipi`.
     pub kind: String,
@@ -55,7 +55,7 @@ pub struct StolenBy {
 }
 
 /// One traced CPU over the interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TracedCpu {
     /// The CPU.
     pub cpu: u32,
@@ -95,7 +95,7 @@ pub struct TracedCpu {
 }
 
 /// Every traced CPU of an interval, and what could not be traced.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Traced {
     /// Per traced CPU.
     pub cpus: Vec<TracedCpu>,
@@ -114,7 +114,7 @@ pub struct Traced {
 }
 
 /// `noisetop probe`'s threads on one traced CPU over the interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Probed {
     /// The CPU.
     pub cpu: u32,

@@ -7,6 +7,7 @@
 
 pub mod control;
 pub mod crosscheck;
+pub mod kept_trace;
 pub mod live;
 mod owner;
 pub mod replay;

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, bail};
 
 use super::live::End;
-use super::{Driver, Flow, Msg, Sink, Step, feed_sinks};
+use super::{Driver, Flow, Msg, Sink, Step, feed_sinks, kept_trace};
 use crate::engine::Engine;
 use crate::sampler::Sampler;
 use crate::source::capture::{self, Captured};
@@ -31,10 +31,19 @@ pub struct Replay {
 pub fn open(dir: &Path) -> Result<Replay> {
     let (instants, engine, always) = open_parts(dir)?;
     let mut driver = Driver::new(engine);
-    driver.set_tracer(
-        None,
-        Some("a replay: captures hold no tracepoint records".into()),
-    );
+    if kept_trace::kept_in(&instants) {
+        let kept = kept_trace::Replayed::new(instants.clone());
+        driver.set_tracer(Some(Box::new(kept)), None);
+    } else {
+        driver.set_tracer(
+            None,
+            Some(
+                "a replay of a capture that kept no traced window \
+                 (made without --watch, or tracing was not possible)"
+                    .into(),
+            ),
+        );
+    }
     driver.set_watched(&always);
     Ok(Replay { instants, driver })
 }

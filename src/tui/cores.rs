@@ -370,6 +370,15 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
             }
         }
     }
+    // the owner's name is context: where it would push the first noise
+    // out of the cell, the noise keeps the cell (the detail names the owner)
+    let owned = match labels.get(..2) {
+        Some([o, first]) if owned && o.0.chars().count() + 3 + first.0.chars().count() > w => {
+            labels.remove(0);
+            false
+        }
+        _ => owned,
+    };
     let mut out = Vec::new();
     let mut used = 0;
     let mut shown = 0;

@@ -109,7 +109,12 @@ fn identity(s: &State, room: usize) -> Line<'static> {
             )
         }
     });
-    if let Some(iv) = &s.latest {
+    // a tree of one instant read without a clock has no time to show
+    if let Some(iv) = s
+        .latest
+        .as_ref()
+        .filter(|iv| iv.to.wall_ns > 0 || !s.one_instant())
+    {
         pieces.push(Piece::new(fmt::clock(iv.to.wall_ns), t.text(), 5));
     }
     if s.one_instant() {

@@ -24,6 +24,8 @@ pub mod render;
 pub mod run;
 pub mod saved;
 pub mod selfcost;
+#[cfg(feature = "shots")]
+pub mod shot;
 pub mod state;
 pub mod summary;
 pub mod theme;

@@ -227,7 +227,7 @@ fn level(
     let scaled = |v: f64, max: f64| ((v / max).clamp(0.0, 1.0) * 8.0).floor().min(7.0) as usize;
     match paint {
         Paint::Busy => r?.busy_pct.map(|b| scaled(b, 100.0)),
-        Paint::Mhz => Some(scaled(r?.avg_mhz?, top_mhz.filter(|m| *m > 0.0)?)),
+        Paint::Mhz => Some(scaled(mhz(s, r, cpu)?, top_mhz.filter(|m| *m > 0.0)?)),
         Paint::Cstate => {
             let shares = cstate_shares(r?);
             let n = shares.len();
@@ -248,6 +248,36 @@ fn level(
             Verdict::Warn => 5,
             Verdict::Crit => 7,
         }),
+    }
+}
+
+/// A CPU's clock for the MHz paint: the interval's average, or on a tree
+/// of one instant the kernel's current clock (`cur`), the one clock a
+/// single read has.
+fn mhz(s: &State, r: Option<&CpuRates>, cpu: u32) -> Option<f64> {
+    r.and_then(|r| r.avg_mhz).or_else(|| {
+        s.one_instant()
+            .then(|| cur_khz(s, cpu))
+            .flatten()
+            .map(|k| k as f64 / 1000.0)
+    })
+}
+
+/// The kernel's current clock of `cpu` (`scaling_cur_freq`), kHz.
+fn cur_khz(s: &State, cpu: u32) -> Option<u64> {
+    s.machine
+        .cpufreq
+        .iter()
+        .find(|f| f.cpu == cpu)
+        .and_then(|f| f.cur_khz)
+}
+
+/// The MHz paint's name: on a tree of one instant it is the kernel's
+/// current clock, not an average.
+fn label(s: &State) -> &'static str {
+    match s.paint {
+        Paint::Mhz if s.one_instant() => "cur MHz",
+        p => p.label(),
     }
 }
 
@@ -299,7 +329,7 @@ fn state_names(s: &State) -> Vec<String> {
 fn legend(s: &State, top_mhz: Option<f64>) -> Line<'static> {
     let t = s.theme;
     let mut spans = vec![
-        Span::styled(format!(" {}", s.paint.label()), t.title()),
+        Span::styled(format!(" {}", label(s)), t.title()),
         Span::styled(" (c: next) ", t.dim()),
     ];
     let mut key = |level: usize, text: String| {
@@ -378,7 +408,12 @@ fn summary(s: &State) -> Line<'static> {
         format!("core {}", opt(topo.and_then(|x| x.core))),
         format!("pkg {}", opt(topo.and_then(|x| x.package))),
         format!("busy {} %", fmt::pct(r.and_then(|r| r.busy_pct), 0)),
-        format!("{} MHz", fmt::whole(r.and_then(|r| r.avg_mhz))),
+        match r.and_then(|r| r.avg_mhz) {
+            None if s.one_instant() && cur_khz(s, cpu).is_some() => {
+                format!("cur {} MHz", fmt::whole(mhz(s, r, cpu)))
+            }
+            avg => format!("{} MHz", fmt::whole(avg)),
+        },
         dominant.unwrap_or_else(|| format!("C-state {}", fmt::UNKNOWN)),
         format!("{} IRQ/s", fmt::rate(r.and_then(|r| r.irq_per_s))),
         s.verdict_of(cpu)

@@ -396,3 +396,106 @@ fn an_unknown_verdict_reads_as_the_one_unknown_glyph_in_the_noise_column() {
         assert!(!r.contains('?'), "{r}");
     }
 }
+
+#[test]
+fn a_tree_of_one_instant_paints_its_overview_by_the_kernels_clock() {
+    // one read has no average clock, but it has each CPU's current one
+    let mut s = server();
+    if let Some(iv) = &mut s.latest {
+        for r in &mut iv.cpus {
+            r.avg_mhz = None;
+        }
+    }
+    let top = s.machine.max_mhz.expect("the server's top clock");
+    let khz = (top * 1000.0) as u64;
+    for f in &mut s.machine.cpufreq {
+        f.cur_khz = Some(if f.cpu == 0 { khz / 2 } else { khz });
+    }
+    s.view = View::Overview;
+    s.paint = Paint::Mhz;
+    s.selected = Some(0);
+    // the grid's lines (quoted by the backend), less their labels
+    let grid = |screen: &str| -> String {
+        screen
+            .lines()
+            .map(|l| l.trim_matches('"'))
+            .filter_map(|l| l.strip_prefix("│ pkg "))
+            .collect()
+    };
+    // live, the clock is an average or unknown: no cell is painted
+    let live = draw(&s, 160, 50);
+    assert!(live.contains(" Avg MHz (c: next)"), "{live}");
+    let cells = grid(&live);
+    assert_eq!(cells.chars().filter(|c| *c == '·').count(), 64, "{live}");
+    s.foreign = Some("its boot_id differs".into());
+    let one = draw(&s, 160, 50);
+    assert!(one.contains(" cur MHz (c: next)"), "{one}");
+    assert!(
+        one.contains(&format!("│ cur {} MHz │", khz / 2000)),
+        "{one}"
+    );
+    // CPU 0 at half the top clock (level 4 of 0-7), the other 63 at the top
+    let cells = grid(&one);
+    assert_eq!(cells.chars().filter(|c| *c == '█').count(), 63, "{one}");
+    assert_eq!(cells.chars().filter(|c| *c == '▅').count(), 1, "{one}");
+    // a tree read without a clock shows no time of day, rather than 00:00:00
+    if let Some(iv) = &mut s.latest {
+        iv.to.wall_ns = 0;
+    }
+    let first = |s: &State| draw(s, 160, 50).lines().next().unwrap().to_string();
+    assert!(!first(&s).contains("00:00:00"), "{}", first(&s));
+    s.foreign = None;
+    assert!(first(&s).contains("│ 00:00:00"), "{}", first(&s));
+}
+
+#[test]
+fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
+    use crate::noise::{Finding, Kind, Severity, Traced, TracedCpu, TracedTask};
+    let task = |comm: &str, pid: u32| TracedTask {
+        comm: comm.into(),
+        pid,
+        tid: pid,
+        per_cpu_kthread: false,
+        exited: false,
+    };
+    let row = |owner: &str| -> String {
+        let mut s = vm();
+        s.view = View::Cores;
+        s.watched = vec![1];
+        s.trace = Some(Traced {
+            cpus: vec![TracedCpu {
+                cpu: 1,
+                owner: Some(task(owner, 30533)),
+                ..TracedCpu::default()
+            }],
+            ..Traced::default()
+        });
+        s.findings = vec![Finding {
+            cpus: vec![1],
+            kind: Kind::Intruder,
+            severity: Severity::Crit,
+            label: "gzip[30775]".into(),
+            evidence: String::new(),
+            numbers: Vec::new(),
+            fix: None,
+        }];
+        let screen = draw(&s, 160, 50);
+        screen
+            .lines()
+            .map(|l| l.trim_matches('"'))
+            .find(|l| l.starts_with("│▸   1 "))
+            .unwrap_or_else(|| panic!("no row of CPU 1 in\n{screen}"))
+            .to_string()
+    };
+    // both fit: the owner first, then the intruder
+    let short = row("bench");
+    assert!(
+        short.contains("owner bench[30533] · gzip[30775]"),
+        "{short}"
+    );
+    // the owner's name and the intruder's do not both fit the 34 columns:
+    // the intruder keeps the cell
+    let long = row("stress-ng-cpu");
+    assert!(long.contains("gzip[30775]"), "{long}");
+    assert!(!long.contains("owner "), "{long}");
+}
