@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use super::TraceSource;
 use crate::noise::Traced;
 use crate::source::fs::{ReadError, read_capped};
-use crate::source::switch_ring::SwitchCount;
 
 /// The file of one instant that holds the window traced up to it.
 pub const FILE: &str = "noisetop/traced.json";
@@ -67,9 +66,6 @@ impl TraceSource for Keeper {
     }
     fn sampled(&self) -> bool {
         self.inner.sampled()
-    }
-    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
-        self.inner.counts_at(cut_ns)
     }
 }
 

@@ -458,7 +458,7 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
         per_cpu_kthread: false,
         exited: false,
     };
-    let row = |owner: &str| -> String {
+    let row = |owner: &str, width: u16| -> String {
         let mut s = vm();
         s.view = View::Cores;
         s.watched = vec![1];
@@ -479,7 +479,7 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
             numbers: Vec::new(),
             fix: None,
         }];
-        let screen = draw(&s, 160, 50);
+        let screen = draw(&s, width, 50);
         screen
             .lines()
             .map(|l| l.trim_matches('"'))
@@ -487,15 +487,15 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
             .unwrap_or_else(|| panic!("no row of CPU 1 in\n{screen}"))
             .to_string()
     };
-    // both fit: the owner first, then the intruder
-    let short = row("bench");
+    // both fit a wide screen: the owner first, then the intruder
+    let short = row("bench", 200);
     assert!(
         short.contains("owner bench[30533] · gzip[30775]"),
         "{short}"
     );
-    // the owner's name and the intruder's do not both fit the 34 columns:
-    // the intruder keeps the cell
-    let long = row("stress-ng-cpu");
+    // at 160 columns the owner's name and the intruder's do not both fit
+    // the cell: the intruder keeps it
+    let long = row("stress-ng-cpu", 160);
     assert!(long.contains("gzip[30775]"), "{long}");
     assert!(!long.contains("owner "), "{long}");
 }
