@@ -215,6 +215,11 @@ impl Tracer {
         }
         let mut rings = Vec::with_capacity(cpus.len());
         let mut notes = Vec::new();
+        // where the tick may stop under a running task (see `CpuAccount`)
+        let nohz_full = std::fs::read_to_string(sysfs.join("devices/system/cpu/nohz_full"))
+            .ok()
+            .and_then(|l| crate::base::cpulist::parse(l.trim()).ok())
+            .unwrap_or_default();
         for &cpu in cpus {
             let (_, lead_name, lead_id) = &ids[0];
             // perf's switch records came with Linux 4.3: an older kernel
@@ -287,7 +292,11 @@ impl Tracer {
                 cpu,
                 sampler,
                 _others: others,
-                account: CpuAccount::new(cpu, monotonic_ns()),
+                account: {
+                    let mut a = CpuAccount::new(cpu, monotonic_ns());
+                    a.set_tick_stops(nohz_full.contains(&cpu));
+                    a
+                },
                 arena: Vec::new(),
                 entries: Vec::new(),
             });

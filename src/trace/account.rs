@@ -257,6 +257,9 @@ pub struct CpuAccount {
     owner_pids: Vec<u32>,
     /// The owner taken, when none is given, at the last window a task ran.
     auto_owner: Option<u32>,
+    /// The tick may stop while a task runs (`nohz_full`): a running task
+    /// can then go a second uncharged.
+    tick_stops: bool,
     start: u64,
     last: u64,
     current: Option<Slice>,
@@ -279,6 +282,11 @@ pub struct CpuAccount {
     idle_edge_ns: u64,
 }
 
+/// Run time a task may show beyond the scheduler's charges in a window:
+/// the part of its last slice after the last tick (10 ms at HZ=100), and
+/// some.
+const UNCHARGED_NS: u64 = 12_000_000;
+
 /// Deepest nesting kept; more means exits were lost.
 const MAX_DEPTH: usize = 16;
 
@@ -289,6 +297,7 @@ impl CpuAccount {
             cpu,
             owner_pids: Vec::new(),
             auto_owner: None,
+            tick_stops: false,
             start,
             last: start,
             current: None,
@@ -316,6 +325,11 @@ impl CpuAccount {
     /// longest runner of each window.
     pub fn set_owner(&mut self, pids: Vec<u32>) {
         self.owner_pids = pids;
+    }
+
+    /// Says the CPU is `nohz_full`: the tick may stop while a task runs.
+    pub fn set_tick_stops(&mut self, stops: bool) {
+        self.tick_stops = stops;
     }
 
     /// Counts sample records read.
@@ -663,6 +677,23 @@ impl CpuAccount {
                 wake_ns: a.wake,
             })
             .collect();
+        // A task the scheduler charged far less than the trace held it
+        // current: its switch out was never written (the kernel writes no
+        // record of some switches, see `source::switch_ring`), so the trace
+        // kept it running through time it did not run. Where the tick runs,
+        // the scheduler charges a running task at every tick, so what
+        // exceeds its charge by more than a tick at the window's end is
+        // time nobody showed: unseen, given to neither.
+        let mut surplus_ns = 0;
+        if self.runtime_seen && !self.tick_stops {
+            for t in tasks.iter_mut().filter(|t| t.task.tid != 0) {
+                let charged = t.charged_ns.unwrap_or(0);
+                let surplus = t.ns.saturating_sub(charged.saturating_add(UNCHARGED_NS));
+                t.ns -= surplus;
+                t.max_ns = t.max_ns.min(t.ns);
+                surplus_ns += surplus;
+            }
+        }
         tasks.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.task.tid.cmp(&b.task.tid)));
         let owner = tasks.iter().find(|t| t.owner).map(|t| t.task.clone());
         let owner_ns = tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum();
@@ -730,8 +761,8 @@ impl CpuAccount {
             owner_given: !self.owner_pids.is_empty(),
             owner_ns,
             idle_ns,
-            unknown_ns: self.unknown_ns,
-            unseen_ns: self.unseen_ns,
+            unknown_ns: self.unknown_ns + surplus_ns,
+            unseen_ns: self.unseen_ns + surplus_ns,
             tasks,
             sources,
             records: self.records,
@@ -1378,6 +1409,29 @@ mod tests {
 
     fn runtime(time: u64, tid: u32, ns: u64) -> Decoded<'static> {
         ev(time, tid, Event::Runtime { tid, ns })
+    }
+
+    #[test]
+    fn time_the_scheduler_never_charged_a_task_is_unseen_where_the_tick_runs() {
+        const MS: u64 = 1_000_000;
+        // tid 75 switches in at 0, is charged 11 ms, and its switch out
+        // was never written: the trace would hold it current for 800 ms
+        let run = |tick_stops: bool| {
+            let mut a = CpuAccount::new(1, 0);
+            a.set_tick_stops(tick_stops);
+            a.event(&switch(0, ("swapper/1", 0), ("tokio-rt-worker", 75)));
+            a.event(&runtime(11 * MS, 75, 11 * MS));
+            a.event(&switch(800 * MS, ("tokio-rt-worker", 75), ("swapper/1", 0)));
+            a.flush(1000 * MS)
+        };
+        let c = run(false);
+        let t = task(&c, 75);
+        assert_eq!(t.ns, 11 * MS + UNCHARGED_NS);
+        assert_eq!(c.unseen_ns, 800 * MS - t.ns);
+        assert_eq!(accounted(&c), 1000 * MS);
+        // nohz_full: the tick may stop under a running task; the trace stands
+        let c = run(true);
+        assert_eq!((task(&c, 75).ns, c.unseen_ns), (800 * MS, 0));
     }
 
     #[test]
