@@ -25,6 +25,11 @@ use noisetop::source::perf::{PerfEvent, PerfSet};
 
 const WATCHED: u32 = 1;
 
+/// Switches each end of noisetop's window may lag its cut by: those the
+/// kernel wrote no sample of since its last one (see the module's
+/// comment), one as a rule, two seen at a ring's first cut.
+const SLACK: u64 = 3;
+
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .unwrap()
@@ -111,10 +116,7 @@ fn check(mut d: Driver<LiveHw>, how: &str) {
             "{how}: round {round}: CSW ours {csw}, perf {}..={}; MIG ours {mig}, perf {}..={}",
             least.0, most.0, least.1, most.1
         );
-        // each end of noisetop's window may lag its cut by the switches the
-        // kernel wrote no sample of since its last one (see the module's
-        // comment): one as a rule, two seen at a ring's first cut
-        const SLACK: u64 = 3;
+        // each end of noisetop's window may lag its cut (see `SLACK`)
         let (lo, hi) = (least.0.saturating_sub(SLACK), most.0 + SLACK);
         assert!(
             (lo..=hi).contains(&csw),
