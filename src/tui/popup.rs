@@ -21,16 +21,21 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     cell
 }
 
-/// The rows `lines` take wrapped in a popup `width` wide, and the popup's
-/// place in `area`.
-fn frame_of(lines: &[Line<'_>], area: Rect, width: u16) -> (usize, Rect) {
-    // a margin of a column or two would leave stray pieces of the screen
-    // behind on each side: such a popup takes the whole width
-    let width = if area.width <= width.saturating_add(6) {
+/// The width a popup asking for `width` takes in `area`: a margin of a
+/// column or two would leave stray pieces of the screen behind on each
+/// side, so such a popup takes the whole width.
+fn width_in(area: Rect, width: u16) -> u16 {
+    if area.width <= width.saturating_add(6) {
         area.width
     } else {
         width
-    };
+    }
+}
+
+/// The rows `lines` take wrapped in a popup `width` wide, and the popup's
+/// place in `area`.
+fn frame_of(lines: &[Line<'_>], area: Rect, width: u16) -> (usize, Rect) {
+    let width = width_in(area, width);
     let inner_w = usize::from(width.min(area.width).saturating_sub(2)).max(1);
     let rows: usize = lines
         .iter()
@@ -178,7 +183,10 @@ fn content(s: &State, area: Rect) -> Option<(String, Vec<Line<'static>>, u16)> {
         Overlay::None => None,
         Overlay::Help => Some((
             "keys · legend · columns".into(),
-            help_text(s),
+            help_text(
+                s,
+                usize::from(width_in(area, help_width(area)).saturating_sub(2)),
+            ),
             help_width(area),
         )),
         Overlay::Why => Some((
@@ -212,7 +220,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn help_text(s: &State) -> Vec<Line<'static>> {
+fn help_text(s: &State, inner: usize) -> Vec<Line<'static>> {
     let t = s.theme;
     let mut lines: Vec<Line<'static>> = BINDINGS
         .iter()
@@ -248,11 +256,16 @@ fn help_text(s: &State) -> Vec<Line<'static>> {
     lines.extend(legend.into_iter().map(|l| Line::styled(l, t.dim())));
     lines.push(Line::from(""));
     lines.push(Line::styled(" columns: what, formula, source", t.title()));
+    // a long entry goes on under its text, not under the column's name
     for (name, what) in GLOSSARY {
-        lines.push(Line::from(vec![
-            Span::styled(format!(" {} ", left(name, 11)), t.title()),
-            Span::raw(*what),
-        ]));
+        lines.extend(crate::tui::pane::wrap(
+            vec![
+                Span::styled(format!(" {} ", left(name, 11)), t.title()),
+                Span::raw(*what),
+            ],
+            inner,
+            13,
+        ));
     }
     lines
 }

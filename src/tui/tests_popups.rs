@@ -131,3 +131,53 @@ fn a_popup_leaves_no_stray_column_of_the_screen_behind_it() {
         }
     }
 }
+
+#[test]
+fn a_long_glossary_entry_goes_on_under_its_text() {
+    for (w, h) in [(160, 50), (80, 24)] {
+        let mut s = opened(vm(), Overlay::Help);
+        s.screen = ratatui::layout::Size::new(w, h);
+        // scrolled to the end: the columns glossary, whose long entries wrap
+        s.popup_scroll = crate::tui::popup::max_scroll(&s);
+        let screen = draw(&s, w, h).backend().to_string();
+        let rows: Vec<Vec<char>> = screen
+            .lines()
+            .map(|l| l.trim_matches('"').chars().collect())
+            .collect();
+        let top = rows
+            .iter()
+            .position(|r| {
+                r.iter()
+                    .collect::<String>()
+                    .contains("keys · legend · columns")
+            })
+            .expect("the help popup");
+        let left = rows[top]
+            .iter()
+            .position(|&c| c == '┌')
+            .expect("its corner");
+        let body: Vec<&Vec<char>> = rows[top + 1..]
+            .iter()
+            .take_while(|r| r.get(left) == Some(&'│'))
+            .collect();
+        assert!(body.len() > 5, "{screen}");
+        // every row of text starts one column in: a name, or, going on, the
+        // blank under the name
+        for r in &body {
+            assert_eq!(
+                r.get(left + 1),
+                Some(&' '),
+                "a row starts at the popup's edge at {w}x{h}:\n{screen}"
+            );
+        }
+        // and the glossary shows some entry going on under its text
+        let indent: String = " ".repeat(13);
+        assert!(
+            body.iter().any(|r| {
+                let text: String = r[left + 1..].iter().collect();
+                text.starts_with(&indent) && text.trim_start().starts_with(char::is_alphanumeric)
+            }),
+            "no wrapped entry at {w}x{h}:\n{screen}"
+        );
+    }
+}
