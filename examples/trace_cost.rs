@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use noisetop::source::tracer::Tracer;
+use noisetop::pipeline::tracer::Tracer;
 use noisetop::sys::pin_to;
 use perf_event::Builder;
 use perf_event::events::Software;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use noisetop::source::tracer::Tracer;
+use noisetop::pipeline::tracer::Tracer;
 use noisetop::sys::pin_to;
 use noisetop::trace::{SourceKind, TraceWindow};
 

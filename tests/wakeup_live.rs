@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use noisetop::source::tracer::Tracer;
+use noisetop::pipeline::tracer::Tracer;
 use noisetop::sys::{monotonic_ns, pin_to};
 use noisetop::trace::SourceKind;
 use noisetop::trace::crosscheck::{CpuCheck, disagreements};

@@ -14,6 +14,7 @@ pub mod replay;
 pub mod sampled;
 pub mod switches;
 pub mod trace;
+pub mod tracer;
 
 use std::time::{Duration, Instant};
 

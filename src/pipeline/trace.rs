@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::TraceSource;
+use super::tracer::Tracer;
 use crate::noise::traced::{Intruder, StolenBy, Traced, TracedCpu, TracedTask};
-use crate::source::tracer::Tracer;
 use crate::trace::{CpuTrace, SourceKind, TaskId, TraceWindow};
 
 /// `PF_NO_SETAFFINITY` in /proc/PID/stat's flags: a kernel thread bound to

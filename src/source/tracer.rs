@@ -10,7 +10,7 @@
 //! kernels give perf no samples from the idle task, and there the record
 //! written as a task switches in is the only sign that the CPU left idle.
 //!
-//! The rings are read only when the caller calls [`Tracer::drain`], from its
+//! The rings are read only when the caller calls [`TraceRings::take_until`], from its
 //! own CPU: reading a perf ring is plain memory access, no system call and no
 //! IPI. The kernel must never wake noisetop from the watched CPU either: no
 //! `wakeup_events`, and the wake-up watermark is the whole ring. The kernel
@@ -21,7 +21,7 @@
 //! noisetop writes no tracefs knob. The one thing it mounts is tracefs
 //! itself, as root where it is mounted nowhere (`crate::sys::mount_tracefs`,
 //! called before this opens, as perf does); where something is still
-//! missing, [`Tracer::open`] says what and which command would fix it.
+//! missing, [`TraceRings::open`] says what and which command would fix it.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -32,10 +32,7 @@ use perf_event::events::Tracepoint as PerfTracepoint;
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
 use crate::source::switch_ring;
-use crate::sys::monotonic_ns;
-use crate::trace::account::{CpuAccount, TraceSession, TraceWindow};
-use crate::trace::decode::{Decoded, Decoder, Event, RawSample, Tracepoint};
-use crate::trace::procinfo;
+use crate::trace::decode::{Decoder, Tracepoint};
 
 /// Bytes of ring buffer per watched CPU (a power of two). A sample is about
 /// 40 to 110 bytes, so at 10 000 context switches a second plus their
@@ -57,7 +54,11 @@ struct CpuRing {
     sampler: Sampler,
     /// The redirected events: kept open (closing one stops it).
     _others: Vec<Counter>,
-    account: CpuAccount,
+    /// Records the kernel dropped, read and not understood, and read,
+    /// since the last take.
+    lost: u64,
+    unmatched: u64,
+    read: u64,
     /// Raw payloads of this drain and those held back for the next one.
     arena: Vec<u8>,
     /// This drain's records and those held back, in `arena`'s terms.
@@ -65,20 +66,58 @@ struct CpuRing {
 }
 
 /// One record read from a ring.
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    time: u64,
-    pid: u32,
-    tid: u32,
-    what: What,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// `CLOCK_MONOTONIC` ns it was written.
+    pub time: u64,
+    /// Thread group of the task current then.
+    pub pid: u32,
+    /// The task current then.
+    pub tid: u32,
+    /// What it is.
+    pub what: What,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum What {
-    /// A tracepoint sample whose payload is `arena[start..start + len]`.
-    Raw { start: u32, len: u32 },
+/// What a record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    /// A tracepoint sample whose payload is `arena[start..start + len]`
+    /// of its [`RawCpu`].
+    Raw {
+        /// Offset of the payload.
+        start: u32,
+        /// Its length.
+        len: u32,
+    },
     /// perf's switch record: the CPU switched from `prev_tid` into `tid`.
-    SwitchIn { prev_tid: u32 },
+    SwitchIn {
+        /// The task switched away from.
+        prev_tid: u32,
+    },
+}
+
+/// What one CPU's ring held up to a time, undecoded, in time order.
+#[derive(Debug, Clone, Default)]
+pub struct RawCpu {
+    /// The CPU.
+    pub cpu: u32,
+    /// Its records.
+    pub entries: Vec<Entry>,
+    /// The tracepoint payloads the entries point into.
+    pub arena: Vec<u8>,
+    /// Records the kernel dropped (ring full).
+    pub lost: u64,
+    /// Records read that could not be parsed.
+    pub unmatched: u64,
+    /// Records read.
+    pub read: u64,
+}
+
+impl RawCpu {
+    /// The payload of a [`What::Raw`] entry.
+    pub fn payload(&self, start: u32, len: u32) -> &[u8] {
+        &self.arena[start as usize..(start + len) as usize]
+    }
 }
 
 use perf_event_open_sys::bindings::{
@@ -107,13 +146,13 @@ impl Visitor<'_> for SwitchInOf {
     }
 }
 
-/// Samples the scheduler and interrupt tracepoints of some CPUs.
-pub struct Tracer {
+/// Samples the scheduler and interrupt tracepoints of some CPUs into one
+/// ring per CPU, and hands up what the rings hold, undecoded: decoding
+/// and accounting are the caller's (`pipeline::tracer`).
+pub struct TraceRings {
     cpus: Vec<u32>,
     rings: Vec<CpuRing>,
     decoder: Decoder,
-    session: TraceSession,
-    proc_root: PathBuf,
     notes: Vec<String>,
 }
 
@@ -159,9 +198,6 @@ fn note_once(notes: &mut Vec<String>, what: &str, note: impl FnOnce() -> String)
     }
 }
 
-/// `lead`: the event that owns the ring also writes perf's switch records
-/// (with their time and task), which show a switch out of idle on kernels
-/// that give no samples from the idle task.
 /// The sample layout every event of a tracer ring shares, so that one
 /// parser reads them all.
 pub const SAMPLE: SampleFlag = SampleFlag::TID
@@ -170,6 +206,9 @@ pub const SAMPLE: SampleFlag = SampleFlag::TID
     .union(SampleFlag::PERIOD)
     .union(SampleFlag::RAW);
 
+/// `lead`: the event that owns the ring also writes perf's switch records
+/// (with their time and task), which show a switch out of idle on kernels
+/// that give no samples from the idle task.
 pub(crate) fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
     let mut b = Builder::new(PerfTracepoint::with_id(id));
     b.one_cpu(cpu as usize)
@@ -189,11 +228,11 @@ pub(crate) fn builder(id: u64, cpu: u32, lead: bool) -> Builder<'static> {
     b
 }
 
-impl Tracer {
+impl TraceRings {
     /// Opens the tracepoints of `cpus`. `sysfs` is the sysfs root (`/sys`)
     /// under which tracefs is looked for. On failure, the reason and the
     /// command that would fix it.
-    pub fn open(sysfs: &Path, cpus: &[u32]) -> Result<Tracer, String> {
+    pub fn open(sysfs: &Path, cpus: &[u32]) -> Result<TraceRings, String> {
         let tracefs = find_tracefs(sysfs).ok_or_else(|| {
             format!(
                 "tracefs is not mounted at {0}/kernel/tracing: mount it with \
@@ -215,11 +254,6 @@ impl Tracer {
         }
         let mut rings = Vec::with_capacity(cpus.len());
         let mut notes = Vec::new();
-        // where the tick may stop under a running task (see `CpuAccount`)
-        let nohz_full = std::fs::read_to_string(sysfs.join("devices/system/cpu/nohz_full"))
-            .ok()
-            .and_then(|l| crate::base::cpulist::parse(l.trim()).ok())
-            .unwrap_or_default();
         for &cpu in cpus {
             let (_, lead_name, lead_id) = &ids[0];
             // perf's switch records came with Linux 4.3: an older kernel
@@ -292,21 +326,17 @@ impl Tracer {
                 cpu,
                 sampler,
                 _others: others,
-                account: {
-                    let mut a = CpuAccount::new(cpu, monotonic_ns());
-                    a.set_tick_stops(nohz_full.contains(&cpu));
-                    a
-                },
+                lost: 0,
+                unmatched: 0,
+                read: 0,
                 arena: Vec::new(),
                 entries: Vec::new(),
             });
         }
-        Ok(Tracer {
+        Ok(TraceRings {
             cpus: cpus.to_vec(),
             rings,
             decoder,
-            session: TraceSession::new(),
-            proc_root: PathBuf::from("/proc"),
             notes,
         })
     }
@@ -322,55 +352,16 @@ impl Tracer {
         &self.cpus
     }
 
-    /// Names the owner of `cpu` (thread group or thread ids); empty: the
-    /// task that ran longest in each window.
-    pub fn set_owner(&mut self, cpu: u32, pids: Vec<u32>) {
-        if let Some(r) = self.rings.iter_mut().find(|r| r.cpu == cpu) {
-            r.account.set_owner(pids);
-        }
+    /// The decoder of the tracepoints the rings carry.
+    pub fn decoder(&self) -> &Decoder {
+        &self.decoder
     }
 
-    /// The session so far (every drained window added up).
-    pub fn session(&self) -> TraceWindow {
-        self.session.totals()
-    }
-
-    /// Reads everything written since the last drain and accounts it up to now.
-    pub fn drain(&mut self) -> TraceWindow {
-        self.drain_until(monotonic_ns())
-    }
-
-    /// Like [`Self::drain`], with the window ending at `now`
-    /// (`CLOCK_MONOTONIC` ns, not in the future): a caller that reads the
-    /// kernel's own counters just before and after taking `now` holds the
-    /// window to them exactly, however long the reading takes.
-    pub fn drain_until(&mut self, now: u64) -> TraceWindow {
-        let mut out = TraceWindow::default();
-        for ring in &mut self.rings {
-            drain_ring(ring, &self.decoder, now);
-            let mut cpu = ring.account.flush(now);
-            fill_from_proc(&self.proc_root, &mut cpu);
-            out.lost += cpu.lost;
-            out.cpus.push(cpu);
-        }
-        self.session.add(&out);
-        // a child the owner forked on one CPU may run on another watched one
-        let mut owners: Vec<u32> = Vec::new();
-        for r in &self.rings {
-            for &p in r.account.owners() {
-                if !owners.contains(&p) {
-                    owners.push(p);
-                }
-            }
-        }
-        if !owners.is_empty() {
-            for r in &mut self.rings {
-                if r.account.owners().len() != owners.len() {
-                    r.account.set_owner(owners.clone());
-                }
-            }
-        }
-        out
+    /// Everything each ring holds written up to `now` (`CLOCK_MONOTONIC`
+    /// ns), one [`RawCpu`] per CPU in the order of [`Self::cpus`]; what was
+    /// written later is kept for the next take.
+    pub fn take_until(&mut self, now: u64) -> Vec<RawCpu> {
+        self.rings.iter_mut().map(|r| take_ring(r, now)).collect()
     }
 }
 
@@ -403,14 +394,14 @@ fn pull(ring: &mut CpuRing) {
                     });
                 }
                 Ok(None) => {}
-                Err(_) => ring.account.add_unmatched(1),
+                Err(_) => ring.unmatched += 1,
             }
             continue;
         }
         match rec.parse_record() {
             Ok(DataRecord::Sample(s)) => {
                 let (Some(time), Some(raw)) = (s.time(), s.raw()) else {
-                    ring.account.add_unmatched(1);
+                    ring.unmatched += 1;
                     continue;
                 };
                 read += 1;
@@ -428,42 +419,29 @@ fn pull(ring: &mut CpuRing) {
             }
             Ok(DataRecord::Lost(l)) => lost += l.lost,
             Ok(_) => {}
-            Err(_) => ring.account.add_unmatched(1),
+            Err(_) => ring.unmatched += 1,
         }
     }
-    ring.account.add_lost(lost);
-    ring.account.add_records(read);
+    ring.lost += lost;
+    ring.read += read;
     // Records of one CPU are written in time order except where a handler
     // interrupted the writing of another; a stable sort of a nearly sorted
     // list is cheap.
     ring.entries.sort_by_key(|e| e.time);
 }
 
-fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
+fn take_ring(ring: &mut CpuRing, now: u64) -> RawCpu {
     pull(ring);
     let split = ring.entries.partition_point(|e| e.time <= now);
-    for e in &ring.entries[..split] {
-        let event = match e.what {
-            What::Raw { start, len } => decoder.decode(&RawSample {
-                time: e.time,
-                cpu: ring.cpu,
-                pid: e.pid,
-                tid: e.tid,
-                raw: &ring.arena[start as usize..(start + len) as usize],
-            }),
-            What::SwitchIn { prev_tid } => Ok(Decoded {
-                time: e.time,
-                cpu: ring.cpu,
-                pid: e.pid,
-                tid: e.tid,
-                event: Event::SwitchIn { prev_tid },
-            }),
-        };
-        match event {
-            Ok(ev) => ring.account.event(&ev),
-            Err(_) => ring.account.add_unmatched(1),
-        }
-    }
+    let entries: Vec<Entry> = ring.entries[..split].to_vec();
+    let taken = RawCpu {
+        cpu: ring.cpu,
+        entries,
+        arena: ring.arena.clone(),
+        lost: std::mem::take(&mut ring.lost),
+        unmatched: std::mem::take(&mut ring.unmatched),
+        read: std::mem::take(&mut ring.read),
+    };
     // Keep what was written after `now` for the next window.
     let mut arena = Vec::new();
     let mut kept = Vec::new();
@@ -479,33 +457,7 @@ fn drain_ring(ring: &mut CpuRing, decoder: &Decoder, now: u64) {
     ring.arena.clear();
     ring.arena.extend_from_slice(&arena);
     ring.entries = kept;
-}
-
-/// Fills the thread group and name of tasks no event named, from /proc.
-fn fill_from_proc(proc: &Path, cpu: &mut crate::trace::CpuTrace) {
-    let fix = |t: &mut crate::trace::TaskId| {
-        if t.pid.is_none() || t.comm.is_none() {
-            let (tgid, comm) = procinfo::ids(proc, t.tid);
-            t.pid = t.pid.or(tgid);
-            t.comm = t.comm.take().or(comm);
-        }
-    };
-    for t in &mut cpu.tasks {
-        fix(&mut t.task);
-    }
-    for s in &mut cpu.sources {
-        if let Some(t) = s.task.as_mut() {
-            fix(t);
-            if s.name.starts_with("tid ")
-                && let Some(c) = &t.comm
-            {
-                s.name.clone_from(c);
-            }
-        }
-    }
-    if let Some(o) = cpu.owner.as_mut() {
-        fix(o);
-    }
+    taken
 }
 
 #[cfg(test)]
@@ -523,7 +475,7 @@ mod tests {
             Some(dir.path().join("kernel/debug/tracing"))
         );
         let empty = tempfile::tempdir().unwrap();
-        let e = Tracer::open(empty.path(), &[1]).err().unwrap();
+        let e = TraceRings::open(empty.path(), &[1]).err().unwrap();
         assert_eq!(
             e,
             format!(
@@ -542,13 +494,13 @@ mod tests {
             .path()
             .join("kernel/tracing/events/irq/softirq_entry/id");
         std::fs::write(&id, "7\n").unwrap();
-        let e = Tracer::open(dir.path(), &[1]).err().unwrap();
+        let e = TraceRings::open(dir.path(), &[1]).err().unwrap();
         assert_eq!(
             e,
             "irq:softirq_entry: id file says 7 but its format says 223"
         );
         std::fs::write(&id, "x\n").unwrap();
-        let e = Tracer::open(dir.path(), &[1]).err().unwrap();
+        let e = TraceRings::open(dir.path(), &[1]).err().unwrap();
         assert!(
             e.ends_with("softirq_entry/id: not an event id: \"x\""),
             "{e}"
