@@ -8,14 +8,13 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::{LiveArgs, RecordArgs, SampleArgs, SourceArgs};
 use crate::cmd::{AnyHw, Tree, out::emit};
-use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::noise::NoiseConfig;
 use crate::output::{batch, judged};
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Hook, Live, Phase};
 use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, kept_trace, replay};
-use crate::sampler::{Hardware, Sampler};
+use crate::sampler::Hardware;
 use crate::source::capture::{self, Recorder};
 use crate::source::fs::Fs;
 use crate::stop::Stop;
@@ -196,7 +195,7 @@ fn sample_live(
     let no_trace = print.is_some_and(|a| a.watch.no_trace);
     let r = if let Some(dir) = capture_dir {
         let hw = Recorder::new(hw);
-        let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
+        let mut driver = crate::cmd::new_driver(fs, machine, hw, sample.budget, &watched, config);
         driver.set_own_ipis(own_ipis);
         let kept = keep_trace(&mut driver, &tree, &roots, &watched, no_trace, owners);
         let dir = dir.to_path_buf();
@@ -206,7 +205,7 @@ fn sample_live(
         };
         go(&mut driver, &live, sinks, Some(&mut hook), printer)
     } else {
-        let mut driver = driver(fs, machine, hw, sample.budget, &watched, config);
+        let mut driver = crate::cmd::new_driver(fs, machine, hw, sample.budget, &watched, config);
         crate::cmd::watch(
             &mut driver,
             &tree,
@@ -248,21 +247,6 @@ fn keep_trace<H: Hardware>(
     let (keeper, kept) = kept_trace::Keeper::new(t);
     driver.set_tracer(Some(Box::new(keeper)), missing);
     Some(kept)
-}
-
-fn driver<H: Hardware>(
-    fs: Fs,
-    machine: Machine,
-    hw: H,
-    budget: Option<usize>,
-    watched: &[u32],
-    config: NoiseConfig,
-) -> Driver<H> {
-    let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
-    if let Some(files) = budget {
-        engine.sampler.set_budget(files);
-    }
-    Driver::new(engine).with_config(config).watching(watched)
 }
 
 fn go<H: Hardware>(

@@ -13,11 +13,9 @@ use anyhow::{Context, Result, bail};
 use crate::cli::LiveArgs;
 use crate::cmd::batch::ReplayOpts;
 use crate::cmd::housekeeping;
-use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::pipeline::live::{self, Live};
-use crate::pipeline::{Control, Driver, replay};
-use crate::sampler::Sampler;
+use crate::pipeline::{Control, replay};
 use crate::source::fs::Fs;
 use crate::stop::Stop;
 use crate::tui::run::{SystemClock, TerminalInput, Wiring};
@@ -123,13 +121,14 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     crate::record::sink::hold_errors_until_end();
-    let mut engine = Engine::new(Sampler::with_machine(fs, machine.clone(), hw));
-    if let Some(files) = a.sample.budget {
-        engine.sampler.set_budget(files);
-    }
-    let mut driver = Driver::new(engine)
-        .with_config(config.clone())
-        .watching(&watched);
+    let mut driver = crate::cmd::new_driver(
+        fs,
+        machine.clone(),
+        hw,
+        a.sample.budget,
+        &watched,
+        config.clone(),
+    );
     crate::cmd::watch(
         &mut driver,
         &tree,

@@ -296,14 +296,14 @@ pub fn tracer_for(
     if no_trace {
         let sampled = crate::pipeline::sampled::SampledTrace::new(&roots.procfs, watched, owners);
         // the counters of noisetop's own IPIs may have mounted it: said here
-        if let Some(Ok(note)) = mount_tracefs(&roots.sysfs) {
-            let noted = Noted {
+        let source: Box<dyn crate::pipeline::TraceSource> = match mount_tracefs(&roots.sysfs) {
+            Some(Ok(note)) => Box::new(Noted {
                 inner: sampled,
                 note,
-            };
-            return (Some(Box::new(noted)), Some("--no-trace".into()));
-        }
-        return (Some(Box::new(sampled)), Some("--no-trace".into()));
+            }),
+            _ => Box::new(sampled),
+        };
+        return (Some(source), Some("--no-trace".into()));
     }
     let mounted = mount_tracefs(&roots.sysfs);
     match crate::pipeline::trace::LiveTrace::open(&roots.sysfs, watched, owners.clone()) {
@@ -415,6 +415,26 @@ pub fn own_ipis(
         }
     })?;
     crate::source::ipi_count::SelfIpis::open(&tracefs, watched)
+}
+
+/// The driver every live command runs: the engine on this tree, the
+/// sampler's file budget, the thresholds and the watched CPUs.
+pub fn new_driver<H: Hardware>(
+    fs: crate::source::fs::Fs,
+    machine: crate::machine::Machine,
+    hw: H,
+    budget: Option<usize>,
+    watched: &[u32],
+    config: crate::config::NoiseConfig,
+) -> crate::pipeline::Driver<H> {
+    let mut engine =
+        crate::engine::Engine::new(crate::sampler::Sampler::with_machine(fs, machine, hw));
+    if let Some(files) = budget {
+        engine.sampler.set_budget(files);
+    }
+    crate::pipeline::Driver::new(engine)
+        .with_config(config)
+        .watching(watched)
 }
 
 /// Gives the driver what watches the watched CPUs without interrupting

@@ -10,12 +10,10 @@ use clap::Args;
 
 use crate::cli::{RecordArgs, SampleArgs, SourceArgs, WatchArgs};
 use crate::cmd::{AnyHw, UsageError};
-use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Live, Phase};
 use crate::pipeline::{Driver, Flow};
-use crate::sampler::Sampler;
 use crate::serve::http::{self, Limits};
 use crate::serve::webconfig::{self, WebConfig};
 use crate::serve::{Detail, ExportSink, Exporter, Shared};
@@ -80,11 +78,8 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let exporter = Arc::new(Mutex::new(ex));
     let mut sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     sinks.push(Box::new(ExportSink(Arc::clone(&exporter))));
-    let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
-    if let Some(files) = a.sample.budget {
-        engine.sampler.set_budget(files);
-    }
-    let mut driver: Driver<AnyHw> = Driver::new(engine).with_config(config).watching(&watched);
+    let mut driver: Driver<AnyHw> =
+        crate::cmd::new_driver(fs, machine, hw, a.sample.budget, &watched, config);
     crate::cmd::watch(
         &mut driver,
         &tree,

@@ -151,7 +151,7 @@ pub trait TraceSource: Send {
 /// Switch and migration counts of the watched CPUs, traced or not.
 pub trait SwitchSource: Send {
     /// Each CPU's counts up to `cut_ns` (`CLOCK_MONOTONIC`).
-    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)>;
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<SwitchCount>;
     /// Counts these CPUs from now on.
     fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
 }

@@ -23,13 +23,10 @@ impl CountingRings {
 }
 
 impl SwitchSource for CountingRings {
-    fn counts_at(&mut self, cut_ns: u64) -> Vec<(u32, Option<SwitchCount>)> {
-        self.rings.as_mut().map_or_else(Vec::new, |r| {
-            r.counts_at(cut_ns)
-                .into_iter()
-                .map(|c| (c.cpu, Some(c)))
-                .collect()
-        })
+    fn counts_at(&mut self, cut_ns: u64) -> Vec<SwitchCount> {
+        self.rings
+            .as_mut()
+            .map_or_else(Vec::new, |r| r.counts_at(cut_ns))
     }
 
     fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
@@ -68,16 +65,17 @@ impl Filled {
         snap: &mut Snapshot,
         hands_off: &[u32],
         epoch: u64,
-        counts: Vec<(u32, Option<SwitchCount>)>,
+        counts: Vec<SwitchCount>,
     ) {
         let first = !std::mem::replace(&mut self.started, true);
         let fresh = epoch != self.epoch && !first;
         self.epoch = epoch;
         let mut now = Vec::new();
-        for (cpu, c) in counts {
-            let Some(c) = c.filter(|_| hands_off.binary_search(&cpu).is_ok()) else {
+        for c in counts {
+            let cpu = c.cpu;
+            if hands_off.binary_search(&cpu).is_err() {
                 continue;
-            };
+            }
             now.push(cpu);
             let continues = first || (!fresh && self.cpus.contains(&cpu));
             if continues {
@@ -97,16 +95,12 @@ mod tests {
     use super::*;
     use crate::cpu_map::CpuMap;
 
-    fn count(cpu: u32, switches: u64, migrations: u64, lost: u64) -> (u32, Option<SwitchCount>) {
-        (
+    fn count(cpu: u32, switches: u64, migrations: u64) -> SwitchCount {
+        SwitchCount {
             cpu,
-            Some(SwitchCount {
-                cpu,
-                switches,
-                migrations,
-                lost,
-            }),
-        )
+            switches,
+            migrations,
+        }
     }
 
     fn empty() -> Snapshot {
@@ -131,33 +125,33 @@ mod tests {
         let mut f = Filled::default();
         let mut s = empty();
         // the first snapshot has no predecessor to differ from
-        f.fill(&mut s, &[1], 1, vec![count(1, 10, 1, 0)]);
+        f.fill(&mut s, &[1], 1, vec![count(1, 10, 1)]);
         assert_eq!(s.csw.get(&1), Some(&10));
-        f.fill(&mut s, &[1], 1, vec![count(1, 25, 2, 0)]);
+        f.fill(&mut s, &[1], 1, vec![count(1, 25, 2)]);
         assert_eq!((s.csw.get(&1), s.migrations.get(&1)), (Some(&25), Some(&2)));
-        // the ring dropped samples: the next one carried the counts
+        // samples the ring dropped: the next one carried the counts
         let mut s = empty();
-        f.fill(&mut s, &[1], 1, vec![count(1, 40, 2, 3)]);
+        f.fill(&mut s, &[1], 1, vec![count(1, 40, 2)]);
         assert_eq!(s.csw.get(&1), Some(&40));
         // a CPU counted before is dropped, then comes back: it starts again
         let mut s = empty();
         f.fill(&mut s, &[1], 1, vec![]);
-        f.fill(&mut s, &[1], 1, vec![count(1, 44, 2, 3)]);
+        f.fill(&mut s, &[1], 1, vec![count(1, 44, 2)]);
         assert_eq!(s.csw.get(&1), None);
-        f.fill(&mut s, &[1], 1, vec![count(1, 45, 2, 3)]);
+        f.fill(&mut s, &[1], 1, vec![count(1, 45, 2)]);
         assert_eq!(s.csw.get(&1), Some(&45));
         // rings reopened: counts start again
         let mut s = empty();
-        f.fill(&mut s, &[1], 2, vec![count(1, 2, 0, 0)]);
+        f.fill(&mut s, &[1], 2, vec![count(1, 2, 0)]);
         assert_eq!(s.csw.get(&1), None);
         // a CPU that is not hands-off keeps the sampler's read
         let mut s = empty();
         s.csw.insert(0, 7);
-        f.fill(&mut s, &[1], 2, vec![count(0, 3, 0, 0), count(1, 5, 0, 0)]);
+        f.fill(&mut s, &[1], 2, vec![count(0, 3, 0), count(1, 5, 0)]);
         assert_eq!((s.csw.get(&0), s.csw.get(&1)), (Some(&7), Some(&5)));
         // no count for the CPU
         let mut s = empty();
-        f.fill(&mut s, &[1], 2, vec![(1, None)]);
+        f.fill(&mut s, &[1], 2, vec![]);
         assert_eq!(s.csw.get(&1), None);
     }
 }

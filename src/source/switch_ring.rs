@@ -49,9 +49,6 @@ pub struct SwitchCount {
     pub switches: u64,
     /// perf's `cpu-migrations` of the CPU, likewise.
     pub migrations: u64,
-    /// Samples the kernel dropped (ring full) since the ring was opened:
-    /// the counts do not suffer, the next sample carries them.
-    pub lost: u64,
 }
 
 /// One sample's values: when, and the group's counts then.
@@ -227,22 +224,19 @@ impl SwitchRings {
             .iter_mut()
             .map(|r| {
                 r.tally.start_cut(cut);
+                // a sample the ring dropped costs nothing: the next one
+                // carries the counts
                 while let Some(rec) = r.sampler.next_record() {
-                    match rec.parse_record() {
-                        Ok(DataRecord::Sample(s)) => {
-                            if let (Some(time), Some((switches, migrations))) =
-                                (s.time(), values_of(&s))
-                            {
-                                let reading = Reading {
-                                    time,
-                                    switches,
-                                    migrations,
-                                };
-                                r.tally.add(reading, cut);
-                            }
-                        }
-                        Ok(DataRecord::Lost(l)) => r.tally.count.lost += l.lost,
-                        _ => {}
+                    let Ok(DataRecord::Sample(s)) = rec.parse_record() else {
+                        continue;
+                    };
+                    if let (Some(time), Some((switches, migrations))) = (s.time(), values_of(&s)) {
+                        let reading = Reading {
+                            time,
+                            switches,
+                            migrations,
+                        };
+                        r.tally.add(reading, cut);
                     }
                 }
                 r.tally.count

@@ -433,30 +433,25 @@ fn pull(ring: &mut CpuRing) {
 fn take_ring(ring: &mut CpuRing, now: u64) -> RawCpu {
     pull(ring);
     let split = ring.entries.partition_point(|e| e.time <= now);
-    let entries: Vec<Entry> = ring.entries[..split].to_vec();
+    // the payloads go up with the entries; those written after `now` are
+    // copied back for the next window
+    let kept = ring.entries.split_off(split);
     let taken = RawCpu {
         cpu: ring.cpu,
-        entries,
-        arena: ring.arena.clone(),
+        entries: std::mem::take(&mut ring.entries),
+        arena: std::mem::take(&mut ring.arena),
         lost: std::mem::take(&mut ring.lost),
         unmatched: std::mem::take(&mut ring.unmatched),
         read: std::mem::take(&mut ring.read),
     };
-    // Keep what was written after `now` for the next window.
-    let mut arena = Vec::new();
-    let mut kept = Vec::new();
-    for e in &ring.entries[split..] {
-        let mut e = *e;
+    for mut e in kept {
         if let What::Raw { start, len } = e.what {
-            let s = arena.len() as u32;
-            arena.extend_from_slice(&ring.arena[start as usize..(start + len) as usize]);
+            let s = ring.arena.len() as u32;
+            ring.arena.extend_from_slice(taken.payload(start, len));
             e.what = What::Raw { start: s, len };
         }
-        kept.push(e);
+        ring.entries.push(e);
     }
-    ring.arena.clear();
-    ring.arena.extend_from_slice(&arena);
-    ring.entries = kept;
     taken
 }
 
