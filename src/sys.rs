@@ -151,6 +151,17 @@ pub fn only_on(tid: u32, cpu: u32) -> Option<bool> {
     }
 }
 
+/// The soft limit of open files (`None`: not known).
+pub fn fd_limit() -> Option<usize> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: lim is a valid rlimit the kernel writes.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut lim) } == 0;
+    ok.then(|| usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX))
+}
+
 /// Raises the soft limit of open files to the hard limit: perf opens a few
 /// descriptors per CPU, past the usual 1024 on machines with 256+ CPUs.
 pub fn raise_fd_limit() {
