@@ -9,7 +9,10 @@ use std::process::Command;
 #[test]
 fn the_ipi_trace_parser_of_the_observer_script_passes_its_selftest() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/observer_cost.py");
-    let out = match Command::new("python3").args([script, "--selftest"]).output() {
+    let out = match Command::new("python3")
+        .args([script, "--selftest"])
+        .output()
+    {
         Ok(o) => o,
         Err(e) => {
             eprintln!("skipped: python3 cannot run here: {e}");

@@ -244,7 +244,7 @@ fn keep_trace<H: Hardware>(
         driver.set_tracer(None, missing);
         return None;
     };
-    let (keeper, kept) = kept_trace::Keeper::new(t);
+    let (keeper, kept) = kept_trace::keeper(t);
     driver.set_tracer(Some(Box::new(keeper)), missing);
     Some(kept)
 }

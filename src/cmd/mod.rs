@@ -22,6 +22,7 @@ use clap::Parser;
 use crate::cli::{Cli, Command, SourceArgs};
 use crate::machine::Machine;
 use crate::noise::NoiseConfig;
+use crate::pipeline::wrapped::Wrapped;
 use crate::sampler::Hardware;
 use crate::source::capture::Captured;
 use crate::source::fs::Roots;
@@ -297,9 +298,9 @@ pub fn tracer_for(
         let sampled = crate::pipeline::sampled::SampledTrace::new(&roots.procfs, watched, owners);
         // the counters of noisetop's own IPIs may have mounted it: said here
         let source: Box<dyn crate::pipeline::TraceSource> = match mount_tracefs(&roots.sysfs) {
-            Some(Ok(note)) => Box::new(Noted {
-                inner: sampled,
-                note,
+            Some(Ok(note)) => Box::new(Wrapped {
+                inner: Box::new(sampled),
+                add: note,
             }),
             _ => Box::new(sampled),
         };
@@ -308,7 +309,13 @@ pub fn tracer_for(
     let mounted = mount_tracefs(&roots.sysfs);
     match crate::pipeline::trace::LiveTrace::open(&roots.sysfs, watched, owners.clone()) {
         Ok(t) => match mounted {
-            Some(Ok(note)) => (Some(Box::new(Noted { inner: t, note })), None),
+            Some(Ok(note)) => (
+                Some(Box::new(Wrapped {
+                    inner: Box::new(t),
+                    add: note,
+                })),
+                None,
+            ),
             _ => (Some(Box::new(t)), None),
         },
         Err(why) => {
@@ -359,38 +366,6 @@ fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, String>> {
         )),
         Err(e) => Err(format!("mounting tracefs at {} failed: {e}", at.display())),
     })
-}
-
-/// A trace source with one more line for the who-ran status.
-struct Noted<T> {
-    inner: T,
-    note: String,
-}
-
-impl<T: crate::pipeline::TraceSource> crate::pipeline::TraceSource for Noted<T> {
-    fn drain(&mut self) -> crate::noise::Traced {
-        self.inner.drain()
-    }
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
-        self.inner.retarget(cpus)
-    }
-    fn cpus(&self) -> Vec<u32> {
-        self.inner.cpus()
-    }
-    fn notes(&self) -> Vec<String> {
-        let mut n = vec![self.note.clone()];
-        n.extend(self.inner.notes());
-        n
-    }
-    fn set_owners(&mut self, pids: Vec<u32>) {
-        self.inner.set_owners(pids);
-    }
-    fn owners(&self) -> Vec<u32> {
-        self.inner.owners()
-    }
-    fn sampled(&self) -> bool {
-        self.inner.sampled()
-    }
 }
 
 /// The kernel's counters of the IPIs noisetop sends to watched CPUs, on a

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::TraceSource;
+use super::wrapped::{Addition, Wrapped};
 use crate::noise::Traced;
 use crate::source::fs::{ReadError, read_capped};
 
@@ -21,52 +22,28 @@ const MAX_BYTES: usize = 16 << 20;
 /// The last window a [`Keeper`] passed on, for the capture to write.
 pub type Kept = Arc<Mutex<Option<Traced>>>;
 
-/// Wraps a live tracer and keeps a copy of each window it drains.
-pub struct Keeper {
-    inner: Box<dyn TraceSource>,
-    kept: Kept,
-}
-
-impl Keeper {
-    /// Keeps what `inner` drains in the returned slot.
-    pub fn new(inner: Box<dyn TraceSource>) -> (Self, Kept) {
-        let kept = Kept::default();
-        (
-            Keeper {
-                inner,
-                kept: kept.clone(),
-            },
-            kept,
-        )
-    }
-}
-
-impl TraceSource for Keeper {
-    fn drain(&mut self) -> Traced {
-        let t = self.inner.drain();
-        if let Ok(mut k) = self.kept.lock() {
-            *k = Some(t.clone());
+/// Keeps a copy of each window the wrapped tracer drains.
+impl Addition for Kept {
+    fn drained(&mut self, window: &Traced) {
+        if let Ok(mut k) = self.lock() {
+            *k = Some(window.clone());
         }
-        t
     }
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
-        self.inner.retarget(cpus)
-    }
-    fn cpus(&self) -> Vec<u32> {
-        self.inner.cpus()
-    }
-    fn notes(&self) -> Vec<String> {
-        self.inner.notes()
-    }
-    fn set_owners(&mut self, pids: Vec<u32>) {
-        self.inner.set_owners(pids);
-    }
-    fn owners(&self) -> Vec<u32> {
-        self.inner.owners()
-    }
-    fn sampled(&self) -> bool {
-        self.inner.sampled()
-    }
+}
+
+/// A live tracer that keeps a copy of each window it drains.
+pub type Keeper = Wrapped<Kept>;
+
+/// Wraps `inner`, keeping what it drains in the returned slot.
+pub fn keeper(inner: Box<dyn TraceSource>) -> (Keeper, Kept) {
+    let kept = Kept::default();
+    (
+        Wrapped {
+            inner,
+            add: kept.clone(),
+        },
+        kept,
+    )
 }
 
 /// Writes the window a [`Keeper`] last drained into instant `dir`; nothing
@@ -224,7 +201,7 @@ mod tests {
     fn a_replay_hands_back_each_kept_window_in_order_for_the_watched_cpus() {
         let dir = tempfile::tempdir().unwrap();
         let instants: Vec<PathBuf> = (0..3).map(|i| dir.path().join(format!("{i:04}"))).collect();
-        let (mut keeper, kept) = Keeper::new(Box::new(Fixed(vec![
+        let (mut keeper, kept) = keeper(Box::new(Fixed(vec![
             window(1, "yes", 1),
             window(1, "yes", 250_000_000),
         ])));

@@ -15,6 +15,7 @@ pub mod sampled;
 pub mod switches;
 pub mod trace;
 pub mod tracer;
+pub mod wrapped;
 
 use std::time::{Duration, Instant};
 
