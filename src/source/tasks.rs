@@ -50,7 +50,7 @@ impl TaskRan {
 
 /// Most descriptors a [`TaskClock`] keeps open, whatever the limit: past
 /// it, threads are read by path as before.
-const KEEP_MAX: usize = 65_536;
+const KEEP_MAX: usize = 16_384;
 
 /// Bytes read of a thread's `stat` (52 fields, a 16-byte comm: under 700).
 const STAT_CAP: usize = 2048;
@@ -103,12 +103,14 @@ pub struct TaskClock {
 }
 
 impl TaskClock {
-    /// Reads under `proc` (`/proc`), keeping at most half the open-file
-    /// limit's descriptors open between readings.
+    /// Reads under `proc` (`/proc`), keeping at most a quarter of the
+    /// open-file limit's descriptors open between readings: the perf
+    /// events, the sysfs files and a second clock (the dashboard's browsed
+    /// CPU) need the rest.
     pub fn new(proc: &Path) -> Self {
         Self::keeping(
             proc,
-            crate::sys::fd_limit().map_or(0, |n| n / 2).min(KEEP_MAX),
+            crate::sys::fd_limit().map_or(0, |n| n / 4).min(KEEP_MAX),
         )
     }
 
