@@ -99,6 +99,10 @@ pub struct TaskClock {
     readings: u64,
     /// The last pid handed out, at the last listing (`/proc/loadavg`).
     last_pid: Option<u32>,
+    /// Whether `/proc/loadavg` speaks of the pids under `proc`: it gives
+    /// the reader's pid namespace, which a host's /proc mounted in a
+    /// container need not be.
+    same_pids: bool,
     buf: Vec<u8>,
 }
 
@@ -124,6 +128,7 @@ impl TaskClock {
             keep_max,
             readings: 0,
             last_pid: None,
+            same_pids: same_pid_namespace(proc),
             buf: Vec::with_capacity(STAT_CAP),
         }
     }
@@ -143,7 +148,7 @@ impl TaskClock {
         let mut ran = Vec::new();
         // no pid handed out since the last reading: no process or thread
         // was born, and those that died fail their reads
-        let last_pid = last_pid(&self.proc);
+        let last_pid = last_pid(&self.proc).filter(|_| self.same_pids);
         if self.readings > 1 && last_pid.is_some() && last_pid == self.last_pid {
             let now = self.readings;
             let pids: Vec<u32> = self.procs.keys().copied().collect();
@@ -411,6 +416,19 @@ fn last_pid(proc: &Path) -> Option<u32> {
     text.split_whitespace().nth(4)?.parse().ok()
 }
 
+/// Whether `proc` lists the pids of noisetop's own pid namespace: its
+/// `self` link names noisetop's pid. A tree with no `self` (a test's) is
+/// taken as one.
+fn same_pid_namespace(proc: &Path) -> bool {
+    let me = proc.join("self");
+    if std::fs::symlink_metadata(&me).is_err() {
+        return true;
+    }
+    std::fs::read_link(&me)
+        .ok()
+        .is_some_and(|l| l.as_os_str() == std::process::id().to_string().as_str())
+}
+
 /// A folder's link count.
 fn nlink(f: &File) -> Option<u64> {
     f.metadata().ok().map(|m| m.nlink())
@@ -567,6 +585,22 @@ mod tests {
         std::fs::remove_file(root.join("loadavg")).unwrap();
         task(root, 160, 160, "new", 0, 600, 1);
         assert_eq!(ran_of(&mut c), vec![(160, 600)]);
+    }
+
+    #[test]
+    fn a_proc_of_another_pid_namespace_is_listed_every_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        loadavg(root, 100);
+        task(root, 100, 100, "bench", 1, 1_000, 1);
+        // its `self` names another pid: loadavg's pids are not its pids
+        std::os::unix::fs::symlink("1", root.join("self")).unwrap();
+        let mut c = TaskClock::keeping(root, 1_000);
+        c.read();
+        task(root, 150, 150, "new", 1, 7_000, 1);
+        assert_eq!(ran_of(&mut c), vec![(150, 7_000)]);
+        // this process's own /proc is its namespace
+        assert!(same_pid_namespace(Path::new("/proc")) || !Path::new("/proc/self").exists());
     }
 
     #[test]
