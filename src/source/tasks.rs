@@ -604,6 +604,45 @@ mod tests {
     }
 
     #[test]
+    fn descriptors_of_processes_that_came_and_went_are_closed() {
+        if !Path::new("/proc/self/task").is_dir() {
+            eprintln!("skipped: no live /proc here");
+            return;
+        }
+        let mut c = TaskClock::keeping(Path::new("/proc"), 100_000);
+        c.read();
+        let before = c.kept();
+        // 200 processes that run and exit between two readings, then
+        // another 200 read while alive and gone by the next reading
+        for _ in 0..200 {
+            let _ = std::process::Command::new("true").status();
+        }
+        c.read();
+        let mut alive: Vec<std::process::Child> = (0..200)
+            .filter_map(|_| std::process::Command::new("sleep").arg("30").spawn().ok())
+            .collect();
+        c.read();
+        let with_them = c.kept();
+        for ch in &mut alive {
+            let _ = ch.kill();
+            let _ = ch.wait();
+        }
+        c.read();
+        c.read();
+        let after = c.kept();
+        // each live sleeper held its folder and schedstat open; the other
+        // processes of the machine may come and go by a few
+        assert!(
+            with_them >= (before + 2 * alive.len()).saturating_sub(40),
+            "{before} → {with_them}"
+        );
+        assert!(
+            after < before + 40,
+            "{before} → {with_them} → {after}: not closed"
+        );
+    }
+
+    #[test]
     fn past_the_descriptor_budget_threads_are_read_by_path_alike() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
