@@ -190,3 +190,42 @@ fn traced_counting_rings_count_what_perf_counts() {
     assert_eq!(d.switch_plan(), Ok("counting rings"));
     check(d, "traced");
 }
+
+/// The counting ring's samples name the tasks that left the watched CPU:
+/// threads that sleep there are named by their thread ids.
+#[test]
+fn counting_rings_name_the_tasks_that_left_the_cpu() {
+    if !is_root() || !online() {
+        eprintln!("not root, or CPU {WATCHED} offline: skipped");
+        return;
+    }
+    let _cpu1 = cpu1::cpu1();
+    let mut rings = noisetop::source::switch_ring::SwitchRings::open(&[WATCHED])
+        .expect("the counting ring opens");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sleeper = std::thread::spawn(move || {
+        let _ = noisetop::sys::pin_to(&[WATCHED]);
+        let me = std::fs::read_link("/proc/thread-self")
+            .ok()
+            .and_then(|l| l.file_name()?.to_str()?.parse::<u32>().ok());
+        tx.send(me).unwrap();
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    let tid = rx
+        .recv()
+        .unwrap()
+        .expect("/proc/thread-self names the thread");
+    sleeper.join().unwrap();
+    rings.counts_at(noisetop::sys::monotonic_ns());
+    let named = rings.take_named();
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].0, WATCHED);
+    assert!(named[0].1.contains(&tid), "{tid} not in {:?}", named[0].1);
+    assert!(!named[0].1.contains(&0), "the idle task is no one");
+    assert!(
+        rings.take_named()[0].1.is_empty(),
+        "each name is given once"
+    );
+}

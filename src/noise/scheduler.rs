@@ -61,8 +61,7 @@ pub(crate) fn task_name(t: &TracedTask) -> String {
 }
 
 /// What the evidence of sampled figures says of them.
-const SAMPLED: &str =
-    "; sampled from /proc, not traced: each task's run time on the CPU it ran on last";
+const SAMPLED: &str = "; sampled from /proc, not traced: each task's run time on the CPU it was seen leaving or ran on last";
 
 fn ms(ns: u64) -> String {
     let v = ns as f64 / 1e6;

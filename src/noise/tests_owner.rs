@@ -117,8 +117,8 @@ fn sampled_figures_judge_tasks_and_the_counts_judge_interrupts() {
     assert_eq!(
         f.evidence,
         "CPU 1: yes[8571] ran 990 ms in 4 slices: 990 ms (99.00 % of the time) (the CPU belongs \
-         to sleep[4000]); sampled from /proc, not traced: each task's run time on the CPU it ran \
-         on last"
+         to sleep[4000]); sampled from /proc, not traced: each task's run time on the CPU it was \
+         seen leaving or ran on last"
     );
     assert_eq!(f.label, "yes[8571]");
     // traced (not sampled) figures: the interrupt counts stand aside

@@ -78,9 +78,10 @@ pub struct TracedCpu {
     pub unknown_ns: u64,
     /// Of `idle_ns`, the idle runs at the window's edges, ns.
     pub idle_edge_ns: u64,
-    /// The figures are sampled from /proc (each task's run time and the
-    /// CPU it ran on last), not traced: a task that moved between CPUs is
-    /// credited to one of them, and no interrupt time is known.
+    /// The figures are sampled from /proc (each task's run time, on the
+    /// watched CPU it was seen leaving or the CPU it ran on last), not
+    /// traced: a task that moved between CPUs is credited to one of them,
+    /// and no interrupt time is known.
     #[serde(default)]
     pub sampled: bool,
     /// Whether the owner was given (`--owner`, `run`'s command) rather

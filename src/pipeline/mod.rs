@@ -147,6 +147,9 @@ pub trait TraceSource: Send {
     fn sampled(&self) -> bool {
         false
     }
+    /// Per watched CPU, the tasks its counting ring saw leave it since the
+    /// last window, given before the next [`drain`](Self::drain).
+    fn seen_leaving(&mut self, _named: &[(u32, Vec<u32>)]) {}
 }
 
 /// Switch and migration counts of the watched CPUs, traced or not.
@@ -155,6 +158,10 @@ pub trait SwitchSource: Send {
     fn counts_at(&mut self, cut_ns: u64) -> Vec<SwitchCount>;
     /// Counts these CPUs from now on.
     fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
+    /// Per CPU, the tasks its samples named since the last call.
+    fn take_named(&mut self) -> Vec<(u32, Vec<u32>)> {
+        Vec::new()
+    }
 }
 
 /// The engine, the watched CPUs, the thresholds and the tracer: what turns
@@ -428,6 +435,9 @@ impl<H: Hardware> Driver<H> {
             filled.fill(snap, &hands_off, epoch, counts);
         });
         let own_ipis = self.read_own_ipis();
+        if let (Some(c), Some(t)) = (&mut self.switches, &mut self.tracer) {
+            t.seen_leaving(&c.take_named());
+        }
         let mut trace = self.tracer.as_mut().map(|t| t.drain());
         if let Some(t) = &mut trace {
             owner::note_longest_runner(&mut self.longest, t);

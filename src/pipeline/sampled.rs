@@ -1,6 +1,8 @@
 //! Who ran on the watched CPUs when tracepoints cannot be had: each
-//! interval, the tasks whose run time grew, credited to the CPU they ran on
-//! last ([`crate::source::tasks`]). The figures are marked sampled: a task
+//! interval, the tasks whose run time grew ([`crate::source::tasks`]),
+//! credited to a watched CPU whose counting ring saw them leave it in the
+//! interval, else to the CPU they ran on last. The figures are marked
+//! sampled: a task
 //! that moved between CPUs in the window is credited to one of them (and
 //! where that makes a CPU's tasks add up to more than the window, the
 //! others' times are scaled down to it), and interrupt time is not known.
@@ -12,8 +14,9 @@ use crate::noise::traced::{Intruder, Traced, TracedCpu, TracedTask};
 use crate::source::tasks::{TaskClock, TaskRan};
 
 /// One line for the who-ran status: how the sampled figures are made.
-pub const HOW: &str = "sampled from /proc (each task's run time and the CPU it ran on last; \
-                       not exact: a task that moved is credited to one CPU, interrupts unknown)";
+pub const HOW: &str = "sampled from /proc (each task's run time, on the watched CPU it was seen \
+                       leaving, else the CPU it ran on last; not exact: a task that moved is \
+                       credited to one CPU, interrupts unknown)";
 
 /// The tasks that ran on each CPU, from /proc.
 pub struct SampledTrace {
@@ -25,6 +28,9 @@ pub struct SampledTrace {
     strangers: Vec<u32>,
     /// When the last reading was taken (`CLOCK_MONOTONIC`, ns).
     last_ns: Option<u64>,
+    /// Per watched CPU, the tasks its counting ring saw leave it in the
+    /// window about to be drained.
+    leaving: Vec<(u32, Vec<u32>)>,
 }
 
 impl SampledTrace {
@@ -38,6 +44,7 @@ impl SampledTrace {
             owners,
             strangers: Vec::new(),
             last_ns: None,
+            leaving: Vec::new(),
         };
         let _ = t.retarget(cpus);
         t
@@ -191,6 +198,26 @@ pub fn per_cpu(
         .collect()
 }
 
+/// Credits a task to a watched CPU its counting ring saw it leave in the
+/// window, where /proc says it ran last on a CPU the rings did not see it
+/// on: a task that ran on a watched CPU and moved on is that CPU's
+/// intruder, not the other CPU's. Of several such CPUs, the first named.
+pub fn credit_where_seen(ran: &mut [TaskRan], leaving: &[(u32, Vec<u32>)]) {
+    for t in ran.iter_mut() {
+        let seen = |cpu: u32| {
+            leaving
+                .iter()
+                .any(|(c, tids)| *c == cpu && tids.contains(&t.tid))
+        };
+        if t.cpu.is_some_and(seen) {
+            continue;
+        }
+        if let Some((cpu, _)) = leaving.iter().find(|(_, tids)| tids.contains(&t.tid)) {
+            t.cpu = Some(*cpu);
+        }
+    }
+}
+
 /// Bounds the time a traced CPU's window did not show (`unseen_ns`) by
 /// what /proc says of it: at most the run time that tasks other than the
 /// owner gained on that CPU (by the CPU they ran on last) beyond what the
@@ -227,7 +254,8 @@ impl TraceSource for SampledTrace {
             // nothing watched: /proc is not read at all
             return Traced::default();
         }
-        let ran = self.clock.read();
+        let mut ran = self.clock.read();
+        credit_where_seen(&mut ran, &std::mem::take(&mut self.leaving));
         let now = crate::sys::monotonic_ns();
         let window_ns = self.last_ns.map_or(0, |l| now.saturating_sub(l));
         self.last_ns = Some(now);
@@ -277,6 +305,10 @@ impl TraceSource for SampledTrace {
 
     fn sampled(&self) -> bool {
         true
+    }
+
+    fn seen_leaving(&mut self, named: &[(u32, Vec<u32>)]) {
+        self.leaving = named.to_vec();
     }
 }
 
@@ -369,6 +401,29 @@ mod tests {
         let c = per_cpu(&r, &[1], 1_000_000_000, true, |_| false, |t| t.pid == 20).remove(0);
         let ns: Vec<(u32, u64)> = c.intruders.iter().map(|i| (i.task.pid, i.ns)).collect();
         assert_eq!(ns, vec![(20, 700_000_000), (30, 300_000_000)]);
+    }
+
+    #[test]
+    fn a_task_seen_leaving_a_watched_cpu_is_credited_there_wherever_it_ran_last() {
+        // `make` ran on CPU 1, left it (its ring named it) and ran last on
+        // CPU 0; `yes` left CPU 1 and is still last there; `cc` was never
+        // seen on a watched CPU
+        let mut r = [
+            ran(20, 21, "make", 0, 300),
+            ran(30, 30, "yes", 1, 200),
+            ran(40, 40, "cc", 0, 500),
+        ];
+        credit_where_seen(&mut r, &[(1, vec![21, 30]), (2, vec![30])]);
+        let cpus: Vec<Option<u32>> = r.iter().map(|t| t.cpu).collect();
+        assert_eq!(cpus, vec![Some(1), Some(1), Some(0)]);
+        let c = per_cpu(&r, &[1], 1_000_000_000, false, |_| false, |_| false).remove(0);
+        assert_eq!(c.owner.as_ref().map(|o| o.pid), Some(20));
+        assert_eq!(c.intruders[0].task.comm, "yes");
+        // nothing seen: every task stays where /proc put it
+        let mut r2 = r.clone();
+        r2[0].cpu = Some(0);
+        credit_where_seen(&mut r2, &[]);
+        assert_eq!(r2[0].cpu, Some(0));
     }
 
     #[test]

@@ -29,6 +29,12 @@ impl SwitchSource for CountingRings {
             .map_or_else(Vec::new, |r| r.counts_at(cut_ns))
     }
 
+    fn take_named(&mut self) -> Vec<(u32, Vec<u32>)> {
+        self.rings
+            .as_mut()
+            .map_or_else(Vec::new, SwitchRings::take_named)
+    }
+
     fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
         if self.rings.as_ref().is_some_and(|r| r.cpus() == cpus) {
             return Ok(());

@@ -32,11 +32,11 @@ use perf_event::data::Record as DataRecord;
 use perf_event::events::Software;
 use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
 
-/// Bytes of ring per counted CPU (a power of two). A sample is 56 bytes.
+/// Bytes of ring per counted CPU (a power of two). A sample is 64 bytes.
 /// The ring's size is also its wake-up watermark (the largest the kernel
 /// takes), and the kernel queues that wake-up as an `irq_work` on the
 /// counted CPU once per ring of data written, read or not: 8 MiB makes it
-/// once per 150 000 switches and migrations. Whatever the ring drops, the
+/// once per 131 000 switches and migrations. Whatever the ring drops, the
 /// counts stay exact, only later.
 pub const COUNT_RING_BYTES: usize = 8 << 20;
 
@@ -60,6 +60,9 @@ pub struct Reading {
     pub switches: u64,
     /// `cpu-migrations` then.
     pub migrations: u64,
+    /// The task the sample was written in: for a switch, the one switched
+    /// out (0: none named).
+    pub tid: u32,
 }
 
 /// Counts kept per ring: the counts as of the last cut, and readings
@@ -70,6 +73,8 @@ pub struct Tally {
     pub count: SwitchCount,
     /// Read, written after the last cut.
     later: Vec<Reading>,
+    /// Tasks named by the samples counted since [`Tally::take_named`].
+    named: Vec<u32>,
 }
 
 impl Tally {
@@ -81,6 +86,7 @@ impl Tally {
                 ..SwitchCount::default()
             },
             later: Vec::new(),
+            named: Vec::new(),
         }
     }
 
@@ -91,9 +97,18 @@ impl Tally {
         if r.time <= cut {
             self.count.switches = self.count.switches.max(r.switches);
             self.count.migrations = self.count.migrations.max(r.migrations);
+            if r.tid != 0 && !self.named.contains(&r.tid) {
+                self.named.push(r.tid);
+            }
         } else {
             self.later.push(r);
         }
+    }
+
+    /// The tasks switched out (or migrated away) on this CPU, as its
+    /// samples counted since the last call name them.
+    pub fn take_named(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.named)
     }
 
     /// Starts a cut at `cut`: readings held back from before count now if
@@ -105,8 +120,12 @@ impl Tally {
     }
 }
 
-/// The sample layout of a counting ring: both events write it.
-pub const SAMPLE: SampleFlag = SampleFlag::TIME.union(SampleFlag::READ);
+/// The sample layout of a counting ring: both events write it. `TID`
+/// names the task current as the sample is written: for a context switch
+/// the one switched out, so the samples name every task that left the CPU.
+pub const SAMPLE: SampleFlag = SampleFlag::TIME
+    .union(SampleFlag::READ)
+    .union(SampleFlag::TID);
 
 /// The group's read layout: values with their ids (perf-event2 adds `ID`
 /// to `GROUP`); the leader's value comes first.
@@ -217,6 +236,16 @@ impl SwitchRings {
         &self.cpus
     }
 
+    /// Per CPU, the tasks its samples named since the last call (see
+    /// [`Tally::take_named`]).
+    pub fn take_named(&mut self) -> Vec<(u32, Vec<u32>)> {
+        self.cpus
+            .iter()
+            .zip(&mut self.rings)
+            .map(|(&cpu, r)| (cpu, r.tally.take_named()))
+            .collect()
+    }
+
     /// Reads every ring and returns the counts up to `cut` (`CLOCK_MONOTONIC`
     /// ns), one per CPU.
     pub fn counts_at(&mut self, cut: u64) -> Vec<SwitchCount> {
@@ -235,6 +264,7 @@ impl SwitchRings {
                             time,
                             switches,
                             migrations,
+                            tid: s.tid().unwrap_or(0),
                         };
                         r.tally.add(reading, cut);
                     }
@@ -254,6 +284,7 @@ mod tests {
             time,
             switches,
             migrations,
+            tid: 0,
         }
     }
 
@@ -277,5 +308,28 @@ mod tests {
         t.start_cut(500);
         assert_eq!((t.count.switches, t.count.migrations), (15, 4));
         assert_eq!(t.count.cpu, 1);
+    }
+
+    #[test]
+    fn the_tasks_a_cut_counted_are_named_once_each() {
+        let by = |time, switches, tid| Reading {
+            time,
+            switches,
+            migrations: 0,
+            tid,
+        };
+        let mut t = Tally::new(1);
+        t.start_cut(100);
+        t.add(by(10, 1, 77), 100);
+        t.add(by(20, 2, 88), 100);
+        t.add(by(30, 3, 77), 100);
+        // the idle task is no one; a sample after the cut names its task
+        // at the next one
+        t.add(by(40, 4, 0), 100);
+        t.add(by(150, 5, 99), 100);
+        assert_eq!(t.take_named(), vec![77, 88]);
+        assert!(t.take_named().is_empty());
+        t.start_cut(200);
+        assert_eq!(t.take_named(), vec![99]);
     }
 }
