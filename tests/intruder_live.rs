@@ -7,7 +7,7 @@
 //! noisetop or its command, and its verdict agrees with the run's own list. Needs root (perf tracepoints),
 //! tracefs and two CPUs; skipped with the reason otherwise.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "common/cpu1.rs"]
@@ -16,60 +16,16 @@ use cpu1::{cpu1, skip_reason};
 
 #[path = "common/schedstat.rs"]
 mod schedstat;
+#[path = "common/spinner.rs"]
+mod spinner;
+use spinner::Spinner;
 #[path = "common/tmux.rs"]
 mod tmux;
 use tmux::Tmux;
 
-/// A shell spinning on CPU 1; killed when dropped.
-struct Spinner(Child);
-
-impl Spinner {
-    fn start() -> Spinner {
-        Spinner(
-            Command::new("taskset")
-                .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-                .stdout(Stdio::null())
-                .spawn()
-                .expect("taskset runs"),
-        )
-    }
-
-    /// The same loop at the lowest priority: it gets what the CPU's
-    /// owner leaves.
-    fn start_niced() -> Spinner {
-        Spinner(
-            Command::new("taskset")
-                .args([
-                    "-c",
-                    "1",
-                    "nice",
-                    "-n",
-                    "19",
-                    "sh",
-                    "-c",
-                    "while :; do :; done",
-                ])
-                .stdout(Stdio::null())
-                .spawn()
-                .expect("taskset runs"),
-        )
-    }
-
-    fn pid(&self) -> u32 {
-        self.0.id()
-    }
-
-    /// Its time on a CPU so far, ns.
-    fn run_ns(&self) -> u64 {
-        schedstat::run_ns(self.pid())
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// The loop's time on a CPU so far, ns.
+fn run_ns(s: &Spinner) -> u64 {
+    schedstat::run_ns(s.pid())
 }
 
 fn run_json(cpu: &str, secs: &str) -> serde_json::Value {
@@ -95,9 +51,9 @@ fn run_names_a_busy_loop_and_its_time_matches_schedstat() {
     let spin = Spinner::start();
     std::thread::sleep(Duration::from_millis(200));
     // the loop's share of CPU 1 over the whole run, from its own counter
-    let (t0, ns0) = (Instant::now(), spin.run_ns());
+    let (t0, ns0) = (Instant::now(), run_ns(&spin));
     let v = run_json("1", "3");
-    let (t1, ns1) = (Instant::now(), spin.run_ns());
+    let (t1, ns1) = (Instant::now(), run_ns(&spin));
     let share = (ns1 - ns0) as f64 / (t1 - t0).as_nanos() as f64;
     let cpu = &v["per_cpu"][0];
     assert_eq!(cpu["cpu"], 1);

@@ -393,11 +393,8 @@ fn kinds_serialize_as_their_tags() {
 
 pub(super) fn traced_task(comm: &str, pid: u32, kthread: bool) -> TracedTask {
     TracedTask {
-        comm: comm.into(),
-        pid,
-        tid: pid,
         per_cpu_kthread: kthread,
-        exited: false,
+        ..TracedTask::user(comm, pid)
     }
 }
 

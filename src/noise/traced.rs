@@ -21,6 +21,20 @@ pub struct TracedTask {
     pub exited: bool,
 }
 
+#[cfg(test)]
+impl TracedTask {
+    /// A live user task whose thread id is its pid.
+    pub(crate) fn user(comm: &str, pid: u32) -> TracedTask {
+        TracedTask {
+            comm: comm.into(),
+            pid,
+            tid: pid,
+            per_cpu_kthread: false,
+            exited: false,
+        }
+    }
+}
+
 /// A task other than the owner that ran on the CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Intruder {

@@ -156,13 +156,7 @@ mod tests {
     use crate::noise::traced::{Intruder, TracedCpu, TracedTask};
 
     fn task(comm: &str, pid: u32) -> TracedTask {
-        TracedTask {
-            comm: comm.into(),
-            pid,
-            tid: pid,
-            per_cpu_kthread: false,
-            exited: false,
-        }
+        TracedTask::user(comm, pid)
     }
 
     fn window(cpu: u32, intruder: &str, ns: u64) -> Traced {

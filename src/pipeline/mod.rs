@@ -149,7 +149,7 @@ pub trait TraceSource: Send {
     }
     /// Per watched CPU, the tasks its counting ring saw leave it since the
     /// last window, given before the next [`drain`](Self::drain).
-    fn seen_leaving(&mut self, _named: &[(u32, Vec<u32>)]) {}
+    fn seen_leaving(&mut self, _named: Vec<(u32, Vec<u32>)>) {}
 }
 
 /// Switch and migration counts of the watched CPUs, traced or not.
@@ -435,8 +435,10 @@ impl<H: Hardware> Driver<H> {
             filled.fill(snap, &hands_off, epoch, counts);
         });
         let own_ipis = self.read_own_ipis();
-        if let (Some(c), Some(t)) = (&mut self.switches, &mut self.tracer) {
-            t.seen_leaving(&c.take_named());
+        // taken every step, traced or not, so that names never pile up
+        let named = self.switches.as_mut().map(|c| c.take_named());
+        if let (Some(named), Some(t)) = (named, &mut self.tracer) {
+            t.seen_leaving(named);
         }
         let mut trace = self.tracer.as_mut().map(|t| t.drain());
         if let Some(t) = &mut trace {

@@ -32,13 +32,7 @@ mod tests {
     use crate::noise::TracedCpu;
 
     fn task(comm: &str, pid: u32) -> TracedTask {
-        TracedTask {
-            comm: comm.into(),
-            pid,
-            tid: pid,
-            per_cpu_kthread: false,
-            exited: false,
-        }
+        TracedTask::user(comm, pid)
     }
 
     fn window(owner: Option<TracedTask>, given: bool) -> Traced {

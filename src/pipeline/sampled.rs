@@ -307,8 +307,8 @@ impl TraceSource for SampledTrace {
         true
     }
 
-    fn seen_leaving(&mut self, named: &[(u32, Vec<u32>)]) {
-        self.leaving = named.to_vec();
+    fn seen_leaving(&mut self, named: Vec<(u32, Vec<u32>)>) {
+        self.leaving = named;
     }
 }
 

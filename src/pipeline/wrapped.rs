@@ -56,7 +56,7 @@ impl<A: Addition> TraceSource for Wrapped<A> {
     fn sampled(&self) -> bool {
         self.inner.sampled()
     }
-    fn seen_leaving(&mut self, named: &[(u32, Vec<u32>)]) {
+    fn seen_leaving(&mut self, named: Vec<(u32, Vec<u32>)>) {
         self.inner.seen_leaving(named);
     }
 }

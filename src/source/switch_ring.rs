@@ -97,7 +97,9 @@ impl Tally {
         if r.time <= cut {
             self.count.switches = self.count.switches.max(r.switches);
             self.count.migrations = self.count.migrations.max(r.migrations);
-            if r.tid != 0 && !self.named.contains(&r.tid) {
+            // a task's switches come in runs: a run is one entry here,
+            // and the rest are merged at the take
+            if r.tid != 0 && self.named.last() != Some(&r.tid) {
                 self.named.push(r.tid);
             }
         } else {
@@ -106,9 +108,12 @@ impl Tally {
     }
 
     /// The tasks switched out (or migrated away) on this CPU, as its
-    /// samples counted since the last call name them.
+    /// samples counted since the last call name them, in tid order.
     pub fn take_named(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.named)
+        let mut named = std::mem::take(&mut self.named);
+        named.sort_unstable();
+        named.dedup();
+        named
     }
 
     /// Starts a cut at `cut`: readings held back from before count now if
@@ -313,10 +318,8 @@ mod tests {
     #[test]
     fn the_tasks_a_cut_counted_are_named_once_each() {
         let by = |time, switches, tid| Reading {
-            time,
-            switches,
-            migrations: 0,
             tid,
+            ..at(time, switches, 0)
         };
         let mut t = Tally::new(1);
         t.start_cut(100);

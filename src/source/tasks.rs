@@ -150,12 +150,8 @@ impl TaskClock {
         // was born, and those that died fail their reads
         let last_pid = last_pid(&self.proc).filter(|_| self.same_pids);
         if self.readings > 1 && last_pid.is_some() && last_pid == self.last_pid {
-            let now = self.readings;
             let pids: Vec<u32> = self.procs.keys().copied().collect();
             for pid in pids {
-                if let Some(p) = self.procs.get_mut(&pid) {
-                    p.seen = now;
-                }
                 self.read_known(pid, &mut ran);
             }
             self.drop_empty();
@@ -202,11 +198,14 @@ impl TaskClock {
         if changed {
             self.list_threads(pid);
         }
-        let (tids, lost_one) = self.read_threads(pid, ran);
-        if lost_one && !changed {
+        if self.read_threads(pid, ran) && !changed {
             // a thread died: one may have been born in its place, with the
             // same count of links
-            let before = tids;
+            let before = self
+                .procs
+                .get(&pid)
+                .map(|p| p.tids.clone())
+                .unwrap_or_default();
             self.list_threads(pid);
             let born: Vec<u32> = self
                 .procs
@@ -225,32 +224,33 @@ impl TaskClock {
         }
     }
 
-    /// Reads the threads of `pid` known from the last listing: which
-    /// they were, and whether one is gone.
-    fn read_threads(&mut self, pid: u32, ran: &mut Vec<TaskRan>) -> (Vec<u32>, bool) {
-        let tids = self
+    /// Reads the threads of `pid` known from the last listing; whether
+    /// one is gone.
+    fn read_threads(&mut self, pid: u32, ran: &mut Vec<TaskRan>) -> bool {
+        let Some(tids) = self
             .procs
-            .get(&pid)
-            .map(|p| p.tids.clone())
-            .unwrap_or_default();
+            .get_mut(&pid)
+            .map(|p| std::mem::take(&mut p.tids))
+        else {
+            return false;
+        };
         let mut lost_one = false;
         for &tid in &tids {
-            if !self.read_thread(pid, tid, ran) {
-                lost_one = true;
-            }
+            lost_one |= !self.read_thread(pid, tid, ran);
         }
-        (tids, lost_one)
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.tids = tids;
+        }
+        lost_one
     }
 
     /// Reads a process's known threads when none can have been born, and
     /// forgets those gone.
     fn read_known(&mut self, pid: u32, ran: &mut Vec<TaskRan>) {
-        let (tids, lost_one) = self.read_threads(pid, ran);
-        if lost_one && let Some(p) = self.procs.get_mut(&pid) {
-            p.tids = tids
-                .into_iter()
-                .filter(|t| self.threads.contains_key(t))
-                .collect();
+        if self.read_threads(pid, ran)
+            && let Some(p) = self.procs.get_mut(&pid)
+        {
+            p.tids.retain(|t| self.threads.contains_key(t));
             // its folder's links changed: listed again at the next birth
             p.nlink = 0;
         }
@@ -286,17 +286,11 @@ impl TaskClock {
         let old = std::mem::replace(&mut p.tids, tids);
         let had_dir = p.dir.take().is_some();
         let left: Vec<u32> = old.into_iter().filter(|t| !p.tids.contains(t)).collect();
-        if had_dir {
-            self.kept -= 1;
-        }
-        if self.kept < self.keep_max
-            && let Ok(d) = File::open(&path)
-        {
-            if let Some(p) = self.procs.get_mut(&pid) {
-                p.nlink = nlink(&d).unwrap_or(0);
-                p.dir = Some(d);
-            }
-            self.kept += 1;
+        self.kept -= usize::from(had_dir);
+        let dir = keep_open(&mut self.kept, self.keep_max, &path);
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.nlink = dir.as_ref().and_then(nlink).unwrap_or(0);
+            p.dir = dir;
         }
         for tid in left {
             self.drop_thread(tid);
@@ -308,10 +302,7 @@ impl TaskClock {
     fn read_thread(&mut self, pid: u32, tid: u32, ran: &mut Vec<TaskRan>) -> bool {
         let dir = || self.proc.join(format!("{pid}/task/{tid}"));
         if !self.threads.contains_key(&tid) {
-            let schedstat = (self.kept < self.keep_max)
-                .then(|| File::open(dir().join("schedstat")).ok())
-                .flatten();
-            self.kept += usize::from(schedstat.is_some());
+            let schedstat = keep_open(&mut self.kept, self.keep_max, &dir().join("schedstat"));
             self.threads.insert(
                 tid,
                 Thread {
@@ -325,12 +316,12 @@ impl TaskClock {
         let Some(t) = self.threads.get_mut(&tid) else {
             return false;
         };
-        let now = match &t.schedstat {
-            Some(f) => pread(f, &mut self.buf),
-            None => File::open(dir().join("schedstat")).and_then(|f| pread(&f, &mut self.buf)),
-        }
-        .ok()
-        .and_then(|_| Schedstat::from_read(self.buf.as_slice()).ok());
+        let now = read_again(
+            t.schedstat.as_ref(),
+            || dir().join("schedstat"),
+            &mut self.buf,
+        )
+        .and_then(|()| Schedstat::from_read(self.buf.as_slice()).ok());
         let Some(s) = now else {
             self.drop_thread(tid);
             return false;
@@ -346,16 +337,11 @@ impl TaskClock {
         if ns == 0 {
             return true;
         }
-        if t.stat.is_none() && self.kept < self.keep_max {
-            t.stat = File::open(dir().join("stat")).ok();
-            self.kept += usize::from(t.stat.is_some());
+        if t.stat.is_none() {
+            t.stat = keep_open(&mut self.kept, self.keep_max, &dir().join("stat"));
         }
-        let st = match &t.stat {
-            Some(f) => pread(f, &mut self.buf),
-            None => File::open(dir().join("stat")).and_then(|f| pread(&f, &mut self.buf)),
-        }
-        .ok()
-        .and_then(|_| Stat::from_read(self.buf.as_slice()).ok());
+        let st = read_again(t.stat.as_ref(), || dir().join("stat"), &mut self.buf)
+            .and_then(|()| Stat::from_read(self.buf.as_slice()).ok());
         // gone between its two files: its time is in no window
         let Some(st) = st else {
             self.drop_thread(tid);
@@ -394,6 +380,28 @@ impl TaskClock {
         self.procs.clear();
         self.kept = 0;
     }
+}
+
+/// Opens `path` to keep, where `kept` is still under `max`, and counts it.
+fn keep_open(kept: &mut usize, max: usize, path: &Path) -> Option<File> {
+    let f = (*kept < max).then(|| File::open(path).ok()).flatten();
+    *kept += usize::from(f.is_some());
+    f
+}
+
+/// Reads a thread's file into `buf`: from the descriptor kept open, else
+/// by path; `None` when the thread is gone.
+fn read_again(
+    kept: Option<&File>,
+    path: impl FnOnce() -> PathBuf,
+    buf: &mut Vec<u8>,
+) -> Option<()> {
+    match kept {
+        Some(f) => pread(f, buf),
+        None => File::open(path()).and_then(|f| pread(&f, buf)),
+    }
+    .ok()
+    .map(|_| ())
 }
 
 /// Reads a /proc file again from its start into `buf` (a seq file makes
