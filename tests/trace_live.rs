@@ -41,7 +41,7 @@ fn spawn_on_cpu1(args: &[&str]) -> Kill {
 
 #[path = "common/cpu1.rs"]
 mod cpu1;
-use cpu1::{cpu1, skip_reason};
+use cpu1::{cpu1, skip_reason, steal_ns};
 
 #[path = "common/schedstat.rs"]
 mod schedstat;
@@ -101,6 +101,7 @@ fn busy_loop_is_named_and_timed_like_its_schedstat() {
     tracer.set_owner(CPU, vec![owner.0.id()]);
     std::thread::sleep(Duration::from_millis(300));
     let before = run_ns(busy_pid);
+    let steal_before = steal_ns(CPU);
     let _ = tracer.drain();
     let mut traced = 0;
     let mut lost = 0;
@@ -116,18 +117,26 @@ fn busy_loop_is_named_and_timed_like_its_schedstat() {
         last = Some((after, c.clone()));
     }
     let (after, c) = last.unwrap();
+    // one tick of /proc/stat's rounding at each end
+    let steal = steal_ns(CPU) - steal_before + 20_000_000;
     drop(busy);
     drop(owner);
 
     let sched = after - before;
     let diff = traced.abs_diff(sched) as f64 / sched as f64;
     println!(
-        "busy loop pid {busy_pid}: traced {traced} ns, schedstat {sched} ns, diff {:.3} %, lost {lost}",
+        "busy loop pid {busy_pid}: traced {traced} ns, schedstat {sched} ns, diff {:.3} %, \
+         at most {steal} ns stolen by the host, lost {lost}",
         diff * 100.0
     );
     // On a loaded machine the loop shares CPU 1; it must still have run.
     assert!(sched > 300_000_000, "the busy loop hardly ran: {sched} ns");
-    assert!(diff < 0.05, "traced {traced} ns vs schedstat {sched} ns");
+    // within 5 %, and above that by no more than the host stole: the
+    // trace's clock runs through steal, schedstat's does not
+    assert!(
+        diff < 0.05 || (traced > sched && traced - sched < sched / 20 + steal),
+        "traced {traced} ns vs schedstat {sched} ns, at most {steal} ns stolen"
+    );
     assert_eq!(lost, 0);
     assert!(c.records > 0);
 

@@ -25,7 +25,7 @@ use noisetop::trace::crosscheck::{CpuCheck, disagreements};
 
 #[path = "common/cpu1.rs"]
 mod cpu1;
-use cpu1::{cpu1, skip_reason};
+use cpu1::{cpu1, skip_reason, steal_ns};
 
 #[path = "common/schedstat.rs"]
 #[expect(dead_code, reason = "its pid reader: this test reads threads by path")]
@@ -46,18 +46,6 @@ fn loc(cpu: u32) -> u64 {
         .unwrap()
         .parse()
         .unwrap()
-}
-
-/// Time stolen from `cpu` by the host, ns: /proc/stat's steal column, in
-/// `USER_HZ` (100) ticks, so good to 10 ms.
-fn steal_ns(cpu: u32) -> u64 {
-    let text = std::fs::read_to_string("/proc/stat").unwrap();
-    let row = text
-        .lines()
-        .find(|l| l.starts_with(&format!("cpu{cpu} ")))
-        .expect("a row per CPU");
-    let ticks: u64 = row.split_whitespace().nth(8).unwrap().parse().unwrap();
-    ticks * 10_000_000
 }
 
 /// Time `cpu` spent in cpuidle states, ns (`None` without a driver).

@@ -28,3 +28,18 @@ static CPU1: Mutex<()> = Mutex::new(());
 pub fn cpu1() -> MutexGuard<'static, ()> {
     CPU1.lock().unwrap_or_else(PoisonError::into_inner)
 }
+
+/// Time the host stole from `cpu`, ns: /proc/stat's steal column, in
+/// `USER_HZ` (100) ticks, so good to 10 ms. With `PARAVIRT_TIME_ACCOUNTING`
+/// the scheduler's clock (schedstat, `sched_stat_runtime`) leaves it out,
+/// while a trace's clock runs through it.
+#[allow(dead_code, reason = "not every test that shares CPU 1 compares clocks")]
+pub fn steal_ns(cpu: u32) -> u64 {
+    let text = std::fs::read_to_string("/proc/stat").unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(&format!("cpu{cpu} ")))
+        .expect("a row per CPU");
+    let ticks: u64 = row.split_whitespace().nth(8).unwrap().parse().unwrap();
+    ticks * 10_000_000
+}
