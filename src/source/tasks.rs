@@ -52,6 +52,12 @@ impl TaskRan {
 /// it, threads are read by path as before.
 const KEEP_MAX: usize = 16_384;
 
+/// How far a thread's run time may grow past the wall time between two
+/// readings: schedstat's figure is brought up to date at the scheduler's
+/// tick, so it can lag by one tick, and on a `nohz_full` CPU running one
+/// task by the residual tick's second.
+const STALE_MAX_NS: u64 = 1_100_000_000;
+
 /// Bytes read of a thread's `stat` (52 fields, a 16-byte comm: under 700).
 const STAT_CAP: usize = 2048;
 
@@ -97,6 +103,10 @@ pub struct TaskClock {
     kept: usize,
     keep_max: usize,
     readings: u64,
+    /// `CLOCK_MONOTONIC` at the last reading, and the time since the one
+    /// before.
+    at: u64,
+    elapsed: u64,
     /// The last pid handed out, at the last listing (`/proc/loadavg`).
     last_pid: Option<u32>,
     /// Whether `/proc/loadavg` speaks of the pids under `proc`: it gives
@@ -127,6 +137,8 @@ impl TaskClock {
             kept: 0,
             keep_max,
             readings: 0,
+            at: 0,
+            elapsed: 0,
             last_pid: None,
             same_pids: same_pid_namespace(proc),
             buf: Vec::with_capacity(STAT_CAP),
@@ -145,6 +157,9 @@ impl TaskClock {
     /// is all a reading costs.
     pub fn read(&mut self) -> Vec<TaskRan> {
         self.readings += 1;
+        let now = crate::sys::monotonic_ns();
+        self.elapsed = now.saturating_sub(self.at);
+        self.at = now;
         let mut ran = Vec::new();
         // no pid handed out since the last reading: no process or thread
         // was born, and those that died fail their reads
@@ -328,13 +343,18 @@ impl TaskClock {
         };
         let cur = (s.sum_exec_runtime, s.pcount);
         // born since the last reading: all its time is this window's
-        let before = t
-            .last
-            .replace(cur)
-            .or(first.then_some(cur))
-            .unwrap_or((0, 0));
+        let prev = t.last.replace(cur);
+        let before = prev.or(first.then_some(cur)).unwrap_or((0, 0));
         let ns = cur.0.saturating_sub(before.0);
         if ns == 0 {
+            return true;
+        }
+        // more than the wall time since the last reading: another thread
+        // behind the same tid, the one that took its process's pid by
+        // exec from a thread that was not the leader (the kernel hands it
+        // the leader's pid, and its own run time). Its growth since the
+        // last reading is not known: it starts again from here.
+        if prev.is_some() && ns > self.elapsed + STALE_MAX_NS {
             return true;
         }
         if t.stat.is_none() {
@@ -571,6 +591,25 @@ mod tests {
         std::fs::remove_dir_all(root.join("200")).unwrap();
         assert!(c.read().is_empty());
         assert_eq!(c.kept(), 5);
+    }
+
+    #[test]
+    fn a_thread_that_took_its_process_pid_by_exec_is_not_credited_the_old_leaders_difference() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        loadavg(root, 300);
+        // the leader waits; a worker has run a minute
+        task(root, 100, 100, "server", 1, 1_000_000, 10);
+        task(root, 100, 101, "worker", 1, 60_000_000_000, 900);
+        let mut c = TaskClock::keeping(root, 1_000);
+        assert!(c.read().is_empty());
+        // the worker execs: it takes pid 100 and keeps its own run time,
+        // the old leader takes tid 101 and is reaped; no pid is handed out
+        task(root, 100, 100, "server", 1, 60_005_000_000, 901);
+        die(root, 100, 101);
+        assert_eq!(ran_of(&mut c), vec![], "not 59 s in one reading");
+        task(root, 100, 100, "server", 1, 60_010_000_000, 905);
+        assert_eq!(ran_of(&mut c), vec![(100, 5_000_000)]);
     }
 
     #[test]
