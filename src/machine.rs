@@ -189,6 +189,38 @@ impl Machine {
         }
     }
 
+    /// The CPUs of `cpus` that boot-time isolation (`isolcpus=`,
+    /// `nohz_full=`) can set apart. Never the boot CPU, the first online:
+    /// the kernel keeps it for housekeeping whatever those say
+    /// (`housekeeping_setup` puts it back). When `cpus` is every online CPU,
+    /// the boot CPU's whole core stays for housekeeping, or, on a machine
+    /// of one core, the boot CPU alone.
+    pub fn isolatable(&self, cpus: &[u32]) -> Vec<u32> {
+        let Some(&boot) = self.online.first() else {
+            return Vec::new();
+        };
+        let all = self.online.iter().all(|c| cpus.contains(c));
+        if !all {
+            return cpus.iter().copied().filter(|&c| c != boot).collect();
+        }
+        let core: Vec<u32> = self
+            .topo(boot)
+            .map(|t| t.siblings.clone())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| vec![boot]);
+        let rest: Vec<u32> = self
+            .online
+            .iter()
+            .copied()
+            .filter(|c| !core.contains(c))
+            .collect();
+        if rest.is_empty() {
+            self.online.iter().copied().filter(|&c| c != boot).collect()
+        } else {
+            rest
+        }
+    }
+
     /// Returns the topology of one CPU.
     pub fn topo(&self, cpu: u32) -> Option<&CpuTopology> {
         // sorted by CPU at construction: this runs per CPU per sample

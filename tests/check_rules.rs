@@ -384,8 +384,25 @@ fn nohz_full() {
     assert_rule(
         &t.rule(Some(&[0, 3]), "nohz-full"),
         Status::Warn,
-        &[ok[0], ok[1], "not in the set: CPU 0"],
-        &["grubby --update-kernel=ALL --args=\"nohz_full=0,2-3\"  # then reboot"],
+        &[
+            ok[0],
+            ok[1],
+            "not in the set: CPU 0",
+            "CPU 0 is the boot CPU: the kernel keeps it for housekeeping whatever nohz_full= says",
+        ],
+        // no boot argument sets the boot CPU apart
+        &[],
+    );
+    assert_rule(
+        &t.rule(Some(&[0, 1]), "nohz-full"),
+        Status::Warn,
+        &[
+            ok[0],
+            ok[1],
+            "not in the set: CPUs 0-1",
+            "CPU 0 is the boot CPU: the kernel keeps it for housekeeping whatever nohz_full= says",
+        ],
+        &["grubby --update-kernel=ALL --args=\"nohz_full=1-3\"  # then reboot"],
     );
     // a kernel built without CONFIG_NO_HZ_FULL has no such file
     t.rm(&format!("{CPU}/nohz_full"));

@@ -44,12 +44,21 @@ fn judge_set(mut r: RuleResult, f: &CheckFacts, s: &Scope, set: &[u32], param: &
         .collect();
     if !missing.is_empty() {
         r.status = Status::Warn;
-        r = r
-            .evidence(format!("not in the set: {}", cpus_phrase(&missing)))
-            .fix(boot_arg_fix(&format!(
+        r = r.evidence(format!("not in the set: {}", cpus_phrase(&missing)));
+        // the boot CPU cannot be set apart: asking for it changes nothing
+        let want = f.machine.isolatable(s.cpus);
+        if let Some(boot) = missing.iter().find(|c| !want.contains(c)) {
+            r = r.evidence(format!(
+                "CPU {boot} is the boot CPU: the kernel keeps it for housekeeping whatever \
+                 {param}= says"
+            ));
+        }
+        if want.iter().any(|c| missing.contains(c)) {
+            r = r.fix(boot_arg_fix(&format!(
                 "{param}={}",
-                cpulist::format(&union(set, s.cpus))
+                cpulist::format(&union(set, &want))
             )));
+        }
     }
     r
 }

@@ -222,26 +222,7 @@ pub(crate) fn cpus_phrase(cpus: &[u32]) -> String {
 /// (the first CPU and its SMT siblings), which keeps the housekeeping; on a
 /// machine of one core, every CPU but the first.
 pub(crate) fn suggested_isolation(facts: &CheckFacts) -> Vec<u32> {
-    let m = &facts.machine;
-    let Some(&first) = m.online.first() else {
-        return Vec::new();
-    };
-    let core: Vec<u32> = m
-        .topo(first)
-        .map(|t| t.siblings.clone())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| vec![first]);
-    let rest: Vec<u32> = m
-        .online
-        .iter()
-        .copied()
-        .filter(|c| !core.contains(c))
-        .collect();
-    if rest.is_empty() {
-        m.online.iter().copied().filter(|&c| c != first).collect()
-    } else {
-        rest
-    }
+    facts.machine.isolatable(&facts.machine.online)
 }
 
 /// Adds `ARG` to every kernel entry's command line (Fedora/RHEL `grubby`;

@@ -8,6 +8,7 @@ use super::{CauseClass, Context, Finding, Kind, Number, rate, severity_of};
 use crate::collect::cpulist;
 use crate::collect::interrupts::IrqKind;
 use crate::interval::{CpuRates, Interval};
+use crate::machine::Machine;
 
 /// The findings of one watched CPU's interrupt causes.
 pub fn on_watched(iv: &Interval, cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict) -> Vec<Finding> {
@@ -30,10 +31,36 @@ pub fn on_watched(iv: &Interval, cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict)
 }
 
 /// `isolcpus=… nohz_full=… rcu_nocbs=…` for one CPU, the boot-time cure for
-/// what the kernel itself runs there.
-pub(crate) fn isolate_cmdline(cpu: u32) -> String {
+/// what the kernel itself runs there; for the boot CPU, which no boot
+/// argument sets apart, where to run the benchmark instead.
+pub(crate) fn isolate_cmdline(m: &Machine, cpu: u32) -> String {
+    isolate_cpus(m, &[cpu])
+}
+
+/// [`isolate_cmdline`] for a list of CPUs.
+pub(crate) fn isolate_cpus(m: &Machine, cpus: &[u32]) -> String {
+    let apart = m.isolatable(cpus);
+    if apart.is_empty() {
+        let others = m.isolatable(&m.online);
+        let boot = m.online.first().copied().unwrap_or(0);
+        return if others.is_empty() {
+            format!(
+                "CPU {boot} is the boot CPU, which the kernel keeps for its housekeeping \
+                 whatever isolcpus= says, and no other CPU is online"
+            )
+        } else {
+            format!(
+                "CPU {boot} is the boot CPU, which the kernel keeps for its housekeeping \
+                 whatever isolcpus= says: run the benchmark on CPUs {} and boot with \
+                 isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l}",
+                cpulist::format(&others),
+                l = cpulist::format(&others)
+            )
+        };
+    }
+    let l = cpulist::format(&apart);
     format!(
-        "boot with isolcpus=domain,managed_irq,{cpu} nohz_full={cpu} rcu_nocbs={cpu} \
+        "boot with isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l} \
          (kernel command line)"
     )
 }
@@ -123,7 +150,7 @@ fn ipis(iv: &Interval, cx: &Context<'_>, col: usize, r: &CpuRates, limit: f64) -
                     .map(|(l, v)| Number::new(format!("{}_per_s", l.to_lowercase()), *v)),
             )
             .collect(),
-        fix: Some(isolate_cmdline(r.cpu)),
+        fix: Some(isolate_cmdline(cx.machine, r.cpu)),
     })
 }
 
@@ -145,9 +172,9 @@ fn softirqs(
             "network softirqs follow the NIC queue's interrupt: move that IRQ off CPU {} \
              (see irq-on-watched), or {}",
             r.cpu,
-            isolate_cmdline(r.cpu)
+            isolate_cmdline(cx.machine, r.cpu)
         ),
-        _ => isolate_cmdline(r.cpu),
+        _ => isolate_cmdline(cx.machine, r.cpu),
     };
     Some(Finding {
         cpus: vec![r.cpu],
@@ -231,21 +258,21 @@ fn stolen(cx: &Context<'_>, cpu: u32, limit: f64) -> Option<Finding> {
                 cpulist::format(&house)
             ),
         ),
-        ("irq", _) => (Kind::IrqOnWatched, isolate_cmdline(cpu)),
+        ("irq", _) => (Kind::IrqOnWatched, isolate_cmdline(cx.machine, cpu)),
         ("softirq", _) if top.name == "RCU" => (
             Kind::SoftirqOnWatched,
             format!(
                 "boot with rcu_nocbs={cpu} (kernel command line): RCU callbacks then run elsewhere"
             ),
         ),
-        ("softirq", _) => (Kind::SoftirqOnWatched, isolate_cmdline(cpu)),
+        ("softirq", _) => (Kind::SoftirqOnWatched, isolate_cmdline(cx.machine, cpu)),
         ("timer", _) => (
             Kind::TickOnWatched,
             format!(
                 "boot with nohz_full={cpu} rcu_nocbs={cpu} (kernel command line), and run one task on it"
             ),
         ),
-        _ => (Kind::IpiOnWatched, isolate_cmdline(cpu)),
+        _ => (Kind::IpiOnWatched, isolate_cmdline(cx.machine, cpu)),
     };
     Some(Finding {
         cpus: vec![cpu],

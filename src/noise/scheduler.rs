@@ -41,7 +41,7 @@ fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder]) -> String {
         }
     }
     if pids.is_empty() || house.is_empty() {
-        return isolate_cmdline(cpu);
+        return isolate_cmdline(cx.machine, cpu);
     }
     let list = cpulist::format(&house);
     pids.iter()
@@ -150,7 +150,7 @@ fn context_switches(
                 Some(move_off(cx, r.cpu, &all)),
             )
         }
-        _ => (String::new(), Some(isolate_cmdline(r.cpu))),
+        _ => (String::new(), Some(isolate_cmdline(cx.machine, r.cpu))),
     };
     Some(Finding {
         cpus: vec![r.cpu],

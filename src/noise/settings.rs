@@ -2,7 +2,6 @@
 //! isolation, address-space randomisation.
 
 use super::{Context, Finding, Kind, Number, Severity, cpus_label};
-use crate::collect::cpulist;
 use crate::interval::Interval;
 use crate::machine::Machine;
 
@@ -53,7 +52,8 @@ pub fn not_isolated(m: &Machine, watched: &[u32]) -> Option<Finding> {
     if !not_nohz.is_empty() {
         parts.push(format!("{} not in nohz_full", cpus_label(&not_nohz)));
     }
-    let list = cpulist::format(watched);
+    // the boot list is the whole set, so every watched CPU
+    let fix = super::interrupts::isolate_cpus(m, watched);
     Some(Finding {
         cpus,
         kind: Kind::NotIsolated,
@@ -61,9 +61,7 @@ pub fn not_isolated(m: &Machine, watched: &[u32]) -> Option<Finding> {
         label: "not isolated".into(),
         evidence: parts.join("; "),
         numbers: Vec::new(),
-        fix: Some(format!(
-            "boot with isolcpus=domain,managed_irq,{list} nohz_full={list} rcu_nocbs={list}"
-        )),
+        fix: Some(fix),
     })
 }
 

@@ -745,3 +745,57 @@ fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
     let j = judge_all(&iv, &m, &[1], Some(&trace(30_000_000)));
     assert_eq!(j.verdict(1).unwrap().state, VerdictState::Noisy);
 }
+
+#[test]
+fn isolation_advice_never_asks_for_the_boot_cpu() {
+    // two cores of two threads: CPU 0's core is 0 and 2
+    let mut m = machine(4);
+    m.sets.isolated = Some(Vec::new());
+    m.sets.nohz_full = Some(Vec::new());
+    let iv = interval((0..4).map(rates).collect());
+    // every CPU watched: the boot CPU's core stays for housekeeping
+    let f = tags(&iv, &m, &[0, 1, 2, 3]);
+    let iso = f.iter().find(|f| f.kind == Kind::NotIsolated).unwrap();
+    assert_eq!(iso.cpus, vec![0, 1, 2, 3]);
+    assert_eq!(
+        iso.fix.as_deref(),
+        Some(
+            "boot with isolcpus=domain,managed_irq,1,3 nohz_full=1,3 rcu_nocbs=1,3 \
+             (kernel command line)"
+        )
+    );
+    // a list with the boot CPU in it: the others only
+    let f = tags(&iv, &m, &[0, 1]);
+    let iso = f.iter().find(|f| f.kind == Kind::NotIsolated).unwrap();
+    assert_eq!(
+        iso.fix.as_deref(),
+        Some(
+            "boot with isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1 (kernel command line)"
+        )
+    );
+    // the boot CPU alone, switching often: no boot argument helps there
+    let mut r = rates(0);
+    r.csw_per_s = Some(800.0);
+    let mut cpus: Vec<CpuRates> = (1..4).map(rates).collect();
+    cpus.insert(0, r);
+    let f = tags(&interval(cpus), &m, &[0]);
+    let csw = f.iter().find(|f| f.kind == Kind::CswOnWatched).unwrap();
+    assert_eq!(
+        csw.fix.as_deref(),
+        Some(
+            "CPU 0 is the boot CPU, which the kernel keeps for its housekeeping whatever \
+             isolcpus= says: run the benchmark on CPUs 1,3 and boot with \
+             isolcpus=domain,managed_irq,1,3 nohz_full=1,3 rcu_nocbs=1,3"
+        )
+    );
+    // one CPU online: nothing to offer but the fact
+    let mut one = machine(2);
+    one.online = vec![0];
+    one.topology.truncate(1);
+    one.topology[0].siblings = vec![0];
+    assert_eq!(
+        interrupts::isolate_cmdline(&one, 0),
+        "CPU 0 is the boot CPU, which the kernel keeps for its housekeeping whatever \
+         isolcpus= says, and no other CPU is online"
+    );
+}
