@@ -257,3 +257,16 @@ fn basic_auth_and_tls_from_a_web_config() {
     assert!(r.map_or(true, |r| r.status != 200));
     h.stop();
 }
+
+#[test]
+fn a_listen_address_of_only_a_port_takes_every_address() {
+    let (shared, _dir) = exporter(Detail::Watched);
+    let h = http::bind(":0", &WebConfig::default(), short_limits())
+        .unwrap()
+        .spawn(Arc::clone(&shared))
+        .unwrap();
+    // bound to the any address, so IPv4's loopback reaches it
+    assert!(h.addr().ip().is_unspecified(), "{}", h.addr());
+    let r = request(h.addr().port(), "GET", "/metrics", &[]).unwrap();
+    assert_eq!(r.status, 200);
+}

@@ -23,7 +23,8 @@ use crate::stop::Stop;
 /// `noisetop serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address and port to serve /metrics on (loopback unless told).
+    /// Address and port to serve /metrics on (loopback unless told;
+    /// `:PORT` is every address).
     #[arg(long, default_value = "127.0.0.1:9877", value_name = "ADDR:PORT")]
     pub listen: String,
     /// TLS and basic auth, in the exporter toolkit's YAML format (as for

@@ -132,10 +132,20 @@ impl Auth {
     }
 }
 
+/// Binds `addr`; `:PORT` is every address, as in node_exporter and
+/// Prometheus: IPv6's any address, which takes IPv4 too, or IPv4's where
+/// IPv6 is off.
+fn listen(addr: &str) -> std::io::Result<std::net::TcpListener> {
+    match addr.strip_prefix(':') {
+        Some(port) if !port.contains(':') => std::net::TcpListener::bind(format!("[::]:{port}"))
+            .or_else(|_| std::net::TcpListener::bind(format!("0.0.0.0:{port}"))),
+        _ => std::net::TcpListener::bind(addr),
+    }
+}
+
 /// Binds the address and reads the web config's certificate and key.
 pub fn bind(addr: &str, web: &WebConfig, limits: Limits) -> Result<Server, String> {
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listener = listen(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
