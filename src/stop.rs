@@ -22,7 +22,7 @@ pub const GRACE: Duration = Duration::from_secs(3);
 /// stays clean).
 fn force_exit(sig: i32) -> ! {
     if ratatui::crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
-        ratatui::restore();
+        crate::tui::restore::leave();
     }
     eprintln!("noisetop: stopped by signal {sig} before the current read ended");
     std::process::exit(128 + sig);

@@ -97,6 +97,37 @@ fn sigterm_and_sighup_restore_the_terminal() {
 }
 
 #[test]
+fn quitting_after_the_window_was_resized_leaves_no_frame_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    capture(&cap, 3, 1000);
+    let pid = dir.path().join("pid");
+    let cmd = shell(&format!("replay {}", cap.display()), &pid);
+    let Some(t) = Tmux::start("resize", &cmd) else {
+        return;
+    };
+    t.wait_for(&["┌ Cores"]);
+    // width and height both: tmux before 3.4 then copies rows of the
+    // alternate screen onto the main one unless they are blank
+    for (x, y) in [("60", "15"), ("80", "24"), ("200", "60")] {
+        assert!(
+            t.tmux(&["resize-window", "-t", "t", "-x", x, "-y", y])
+                .status
+                .success()
+        );
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    t.wait_for(&["┌ Cores"]);
+    t.keys(&["q"]);
+    let s = t.wait_for(&["EXITED rc=0"]);
+    let left: Vec<&str> = s
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("EXITED"))
+        .collect();
+    assert!(left.is_empty(), "left on the screen:\n{s}");
+}
+
+#[test]
 fn without_a_terminal_it_points_to_batch() {
     let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
         .output()

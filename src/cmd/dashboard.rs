@@ -68,6 +68,7 @@ fn state_for(
 fn on_terminal(state: &mut State, wiring: &mut Wiring<'_>) -> Result<()> {
     wake_on_stop(&wiring.stop)?;
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
+    crate::tui::restore::on_panic();
     let r = crate::tui::run(
         &mut terminal,
         state,
@@ -75,7 +76,7 @@ fn on_terminal(state: &mut State, wiring: &mut Wiring<'_>) -> Result<()> {
         &mut TerminalInput,
         &SystemClock,
     );
-    ratatui::restore();
+    crate::tui::restore::leave();
     wiring.stop.stop();
     r
 }

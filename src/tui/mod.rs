@@ -21,6 +21,7 @@ pub mod overview;
 pub mod pane;
 pub mod popup;
 pub mod render;
+pub mod restore;
 pub mod run;
 pub mod saved;
 pub mod selfcost;
