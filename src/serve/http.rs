@@ -132,7 +132,7 @@ impl Auth {
     }
 }
 
-/// Binds `addr`; `:PORT` is every address, as in node_exporter and
+/// Binds `addr`; `:PORT` is every address, as in `node_exporter` and
 /// Prometheus: IPv6's any address, which takes IPv4 too, or IPv4's where
 /// IPv6 is off.
 fn listen(addr: &str) -> std::io::Result<std::net::TcpListener> {
