@@ -358,13 +358,20 @@ fn the_hands_off_reason_is_the_one_noisetop_gives() {
         cpus: vec![1],
         setup: 7,
         since_first: 0,
+        woke_since_first: 0,
     }));
     assert_eq!(
         ipis,
-        "IPIs to watched CPU 1: 0 since the first sample (7 at setup)"
+        "IPIs to watched CPU 1: 0 since the first sample (7 at setup); 0 wake-ups of tasks there"
     );
     assert!(
-        s.contains("`# IPIs to watched CPU 1: N since the\nfirst sample (M at setup)`"),
+        s.contains(
+            "`# IPIs to watched CPU 1: N since the\nfirst sample (M at setup); W wake-ups of tasks there`"
+        ),
+        "README: {s}"
+    );
+    assert!(
+        s.contains("`N IPI (+W wake-ups) to watched`"),
         "README: {s}"
     );
 }

@@ -17,6 +17,7 @@ pub mod trace;
 pub mod tracer;
 pub mod wrapped;
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use crate::engine::Engine;
@@ -68,6 +69,10 @@ pub struct OwnIpis {
     pub setup: u64,
     /// Sent since the first snapshot: the hands-off promise is 0.
     pub since_first: u64,
+    /// Reschedule and wake-list IPIs since the first snapshot: a task
+    /// noisetop woke (by writing to the terminal or a pipe whose reader the
+    /// kernel placed there) ran on a watched CPU. Not in `since_first`.
+    pub woke_since_first: u64,
 }
 
 impl OwnIpis {
@@ -75,12 +80,24 @@ impl OwnIpis {
     pub fn text(r: &Result<OwnIpis, String>) -> String {
         match r {
             Ok(o) if o.cpus.is_empty() => "IPIs to watched CPUs: none watched".into(),
-            Ok(o) => format!(
-                "IPIs to watched CPU {}: {} since the first sample ({} at setup)",
-                crate::collect::cpulist::format(&o.cpus),
-                o.since_first,
-                o.setup
-            ),
+            Ok(o) => {
+                let list = crate::collect::cpulist::format(&o.cpus);
+                let mut t = format!(
+                    "IPIs to watched CPU {list}: {} since the first sample ({} at setup); {} \
+                     wake-ups of tasks there",
+                    o.since_first, o.setup, o.woke_since_first
+                );
+                if o.woke_since_first > 0 {
+                    let _ = write!(
+                        t,
+                        " (what noisetop wrote or closed woke a task the kernel ran on CPU \
+                         {list}: the terminal's kworker or the output's reader; keep the \
+                         reader off it with taskset, kworkers with \
+                         /sys/devices/virtual/workqueue/cpumask)"
+                    );
+                }
+                t
+            }
             Err(why) => format!("IPIs to watched CPUs: unknown: {why}"),
         }
     }
@@ -198,7 +215,7 @@ pub struct Driver<H: Hardware> {
     /// The kernel's count of IPIs noisetop sends to the watched CPUs.
     own_ipis: Option<Result<crate::source::ipi_count::SelfIpis, String>>,
     /// Their count at the first snapshot: setup.
-    ipis_at_first: Option<u64>,
+    ipis_at_first: Option<crate::source::ipi_count::IpiCount>,
     /// What the last sample said of them, to say it again only on a change.
     ipis_said: Option<String>,
 }
@@ -312,17 +329,17 @@ impl<H: Hardware> Driver<H> {
 
     fn count_ipis(
         c: &mut crate::source::ipi_count::SelfIpis,
-        at_first: &mut Option<u64>,
+        at_first: &mut Option<crate::source::ipi_count::IpiCount>,
     ) -> Result<OwnIpis, String> {
         let n = c
             .read()
-            .ok_or_else(|| "an ipi counter could not be read".to_string())?
-            .total();
-        let setup = *at_first.get_or_insert(n);
+            .ok_or_else(|| "an ipi counter could not be read".to_string())?;
+        let first = *at_first.get_or_insert(n);
         Ok(OwnIpis {
             cpus: c.cpus().to_vec(),
-            setup,
-            since_first: n - setup,
+            setup: first.total(),
+            since_first: n.total() - first.total(),
+            woke_since_first: n.woke - first.woke,
         })
     }
 

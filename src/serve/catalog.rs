@@ -562,6 +562,15 @@ def!(
     "IPIs noisetop's own threads sent to the watched CPUs, counted by the kernel's ipi_send_cpu and ipi_send_cpumask tracepoints: phase=setup before the first sample (installing perf events), phase=running since (the hands-off promise is 0)."
 );
 def!(
+    OWN_WAKEUPS,
+    "noisetop_watched_cpu_wakeups",
+    Counter,
+    None,
+    [],
+    Machine,
+    "Reschedule and wake-list IPIs noisetop's own threads sent to the watched CPUs since the first sample, counted apart from noisetop_watched_cpu_ipis_total: a task they woke ran there (the terminal's kworker or a pipe's reader after a write)."
+);
+def!(
     SCRAPES,
     "noisetop_scrapes",
     Counter,
@@ -643,6 +652,7 @@ pub const ALL: &[Def] = &[
     SAMPLE_COST,
     SELF_CPU,
     OWN_IPIS,
+    OWN_WAKEUPS,
     SCRAPES,
     BUILD,
     SERIES,

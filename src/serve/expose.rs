@@ -579,6 +579,10 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
         w.sample(&[("phase", "setup")], i.setup as f64);
         w.sample(&[("phase", "running")], i.since_first as f64);
     }
+    w.family(m::OWN_WAKEUPS);
+    if let Some(Ok(i)) = &s.own_ipis {
+        w.sample(&[], i.woke_since_first as f64);
+    }
     w.family(m::SCRAPES);
     w.sample(&[], inp.scrapes as f64);
     w.family(m::BUILD);

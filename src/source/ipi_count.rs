@@ -8,6 +8,14 @@
 //!
 //! Opened before any other perf event, it also counts the IPIs that
 //! installing CPU-wide events on the watched CPUs costs (setup).
+//!
+//! A single-target IPI with no callback (a reschedule) or with the
+//! scheduler's wake list as callback (`sched_ttwu_pending`) is a wake-up:
+//! noisetop's code woke a task the kernel had placed on the watched CPU
+//! (the terminal's kworker after a write to it, a pipe's reader). Those are
+//! counted apart from the IPIs that run noisetop's requests there (a
+//! cross-CPU read, code patching, a TLB flush), which are what the
+//! hands-off promise is about.
 
 use std::ffi::CString;
 use std::io;
@@ -22,18 +30,36 @@ use crate::collect::cpulist;
 /// What noisetop has sent to the watched CPUs since the counters opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IpiCount {
-    /// Single-target IPIs (`ipi_send_cpu`) to a watched CPU.
+    /// Single-target IPIs (`ipi_send_cpu`) to a watched CPU that run a
+    /// function there, wake-ups apart.
     pub single: u64,
     /// Multi-target sends (`ipi_send_cpumask`) whose mask has a watched CPU.
     pub mask: u64,
+    /// Single-target reschedule and wake-list IPIs: a task noisetop woke
+    /// runs on the watched CPU.
+    pub woke: u64,
 }
 
 impl IpiCount {
-    /// Both kinds together.
+    /// The IPIs that did noisetop's work on a watched CPU (wake-ups apart).
     pub fn total(self) -> u64 {
         self.single + self.mask
     }
 }
+
+/// What tells a wake-up's IPI, most exact first, for kernels that lack a
+/// symbol: no callback (a reschedule), or sent from the scheduler's
+/// wake-up path (`ttwu_queue_wakelist`, which a build may fold into
+/// `try_to_wake_up`) to run the wake list there; the callback of that one is
+/// the generic single-call handler, as for any other call. The kernel's
+/// filter parser takes a function's name to run to the next blank, hence
+/// the one before `)`.
+const WAKE_TESTS: [&str; 3] = [
+    "callback == 0 || callsite.function == ttwu_queue_wakelist || \
+     callsite.function == try_to_wake_up )",
+    "callback == 0 || callsite.function == try_to_wake_up )",
+    "callback == 0)",
+];
 
 /// `common_flags` of a record written in a hardirq (0x08), a softirq
 /// (0x10) or an NMI (0x40): an interrupt that ran on noisetop's time (an
@@ -41,14 +67,19 @@ impl IpiCount {
 pub const IN_INTERRUPT: u32 = 0x58;
 
 /// The tracepoint filter that keeps single-target IPIs to `cpus` sent by
-/// the task itself.
-pub fn cpu_filter(cpus: &[u32]) -> String {
+/// the task itself: those that run a function there when `wakes` is false,
+/// the wake-ups when true, told by `WAKE_TESTS[test]`.
+pub fn cpu_filter(cpus: &[u32], wakes: bool, test: usize) -> String {
     let any = cpus
         .iter()
         .map(|c| format!("cpu == {c}"))
         .collect::<Vec<_>>()
         .join(" || ");
-    format!("({any}) && !(common_flags & {IN_INTERRUPT:#x})")
+    let sign = if wakes { "" } else { "!" };
+    format!(
+        "({any}) && !(common_flags & {IN_INTERRUPT:#x}) && {sign}({}",
+        WAKE_TESTS[test]
+    )
 }
 
 /// The tracepoint filter that keeps multi-target IPIs whose mask meets
@@ -68,6 +99,7 @@ pub struct SelfIpis {
     cpus: Vec<u32>,
     single: Vec<Counter>,
     mask: Vec<Counter>,
+    woke: Vec<Counter>,
     /// Counts of the counters closed by a retarget.
     carried: IpiCount,
 }
@@ -131,16 +163,19 @@ impl SelfIpis {
             cpus: cpus.to_vec(),
             single: Vec::new(),
             mask: Vec::new(),
+            woke: Vec::new(),
             carried: IpiCount::default(),
         };
         if cpus.is_empty() {
             return Ok(s);
         }
         let list = cpulist::format(cpus);
+        let mut test = 0;
         for tid in threads() {
-            for (id, filter, into) in [
-                (single_id, cpu_filter(cpus), &mut s.single),
-                (mask_id, mask_filter(cpus), &mut s.mask),
+            for (id, wakes, into) in [
+                (single_id, Some(false), &mut s.single),
+                (single_id, Some(true), &mut s.woke),
+                (mask_id, None, &mut s.mask),
             ] {
                 let c = Builder::new(Tracepoint::with_id(id))
                     .observe_pid(tid)
@@ -153,13 +188,31 @@ impl SelfIpis {
                     .include_kernel()
                     .build()
                     .map_err(|e| format!("perf_event_open of an ipi tracepoint: {e}"))?;
-                set_filter(&c, &filter).map_err(|e| {
-                    format!("the kernel refused the filter `{filter}` on CPU {list}'s IPIs: {e}")
-                })?;
+                let filter = |test| match wakes {
+                    Some(wakes) => cpu_filter(cpus, wakes, test),
+                    None => mask_filter(cpus),
+                };
+                let mut said = set_filter(&c, &filter(test));
+                // a kernel without a symbol the test names: the next test
+                while said.is_err() && wakes.is_some() && test + 1 < WAKE_TESTS.len() {
+                    test += 1;
+                    said = set_filter(&c, &filter(test));
+                }
+                if let Err(e) = said {
+                    return Err(format!(
+                        "the kernel refused the filter `{}` on CPU {list}'s IPIs: {e}",
+                        filter(test)
+                    ));
+                }
                 into.push(c);
             }
         }
-        for c in s.single.iter_mut().chain(s.mask.iter_mut()) {
+        for c in s
+            .single
+            .iter_mut()
+            .chain(s.mask.iter_mut())
+            .chain(s.woke.iter_mut())
+        {
             c.enable()
                 .map_err(|e| format!("enabling an ipi counter: {e}"))?;
         }
@@ -193,6 +246,7 @@ impl SelfIpis {
         Some(IpiCount {
             single: self.carried.single + sum(&mut self.single)?,
             mask: self.carried.mask + sum(&mut self.mask)?,
+            woke: self.carried.woke + sum(&mut self.woke)?,
         })
     }
 }
@@ -203,10 +257,19 @@ mod tests {
 
     #[test]
     fn filters_name_each_watched_cpu() {
-        assert_eq!(cpu_filter(&[1]), "(cpu == 1) && !(common_flags & 0x58)");
         assert_eq!(
-            cpu_filter(&[1, 3]),
-            "(cpu == 1 || cpu == 3) && !(common_flags & 0x58)"
+            cpu_filter(&[1], false, 0),
+            "(cpu == 1) && !(common_flags & 0x58) && !(callback == 0 || \
+             callsite.function == ttwu_queue_wakelist || callsite.function == try_to_wake_up )"
+        );
+        assert_eq!(
+            cpu_filter(&[1, 3], true, 1),
+            "(cpu == 1 || cpu == 3) && !(common_flags & 0x58) && (callback == 0 || \
+             callsite.function == try_to_wake_up )"
+        );
+        assert_eq!(
+            cpu_filter(&[1], true, 2),
+            "(cpu == 1) && !(common_flags & 0x58) && (callback == 0)"
         );
         assert_eq!(
             mask_filter(&[1, 3]),

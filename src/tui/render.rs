@@ -211,7 +211,9 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
     // the IPIs it sent to watched CPUs, counted by the kernel (0 is the promise)
     let ipis = match (s.own_ipis, s.watched.is_empty()) {
         (None, _) | (_, true) => String::new(),
-        (Some(Some(n)), false) => format!(", {n} IPI to watched"),
+        (Some(Some((n, 0))), false) => format!(", {n} IPI to watched"),
+        // wake-ups its writes caused: a task of the terminal's ran there
+        (Some(Some((n, w))), false) => format!(", {n} IPI (+{w} wake-ups) to watched"),
         (Some(None), false) => format!(", {} IPI to watched", fmt::UNKNOWN),
     };
     let right = match (area.width < COMPACT_BELOW, rec) {

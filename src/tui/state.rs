@@ -260,10 +260,11 @@ pub struct State {
     pub speed: f64,
     /// noisetop's own CPU use, % of one CPU.
     pub own_cpu: Option<f64>,
-    /// IPIs noisetop sent to the watched CPUs since the first sample:
-    /// `None` with no live kernel to count them (a replay), `Some(None)`
-    /// where they cannot be counted.
-    pub own_ipis: Option<Option<u64>>,
+    /// IPIs noisetop sent to the watched CPUs since the first sample, and
+    /// apart the wake-ups of tasks there its writes caused: `None` with no
+    /// live kernel to count them (a replay), `Some(None)` where they cannot
+    /// be counted.
+    pub own_ipis: Option<Option<(u64, u64)>>,
     /// Live or replay.
     pub origin: Origin,
     /// Replay: the interval on screen and how many there are.
@@ -366,7 +367,7 @@ impl State {
         self.own_ipis = s
             .own_ipis
             .as_ref()
-            .map(|r| r.as_ref().ok().map(|o| o.since_first));
+            .map(|r| r.as_ref().ok().map(|o| (o.since_first, o.woke_since_first)));
         self.trace = s.trace;
         if let Some(n) = s.notes.iter().find_map(|n| n.strip_prefix("who ran: ")) {
             self.trace_status = Some(n.to_string());

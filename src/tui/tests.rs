@@ -370,9 +370,15 @@ fn the_footer_says_the_ipis_sent_to_watched_cpus_where_they_are_counted() {
     };
     let mut s = vm();
     assert!(!footer(&s).contains("IPI"), "a replay counts none");
-    s.own_ipis = Some(Some(0));
+    s.own_ipis = Some(Some((0, 0)));
     assert!(
         footer(&s).contains("% CPU, 0 IPI to watched"),
+        "{}",
+        footer(&s)
+    );
+    s.own_ipis = Some(Some((0, 24)));
+    assert!(
+        footer(&s).contains("% CPU, 0 IPI (+24 wake-ups) to watched"),
         "{}",
         footer(&s)
     );
