@@ -120,6 +120,33 @@ pub struct Status {
 
 pub use crate::source::hw::Probe;
 
+/// Why power is unknown although its source is read: the counters are
+/// there and none moved (a VM's virtual RAPL that stays at 0).
+pub const POWER_SILENT: &str =
+    "no energy counter moved over the interval (one that never left 0 is unknown, not 0 W)";
+
+/// Gives the power status [`POWER_SILENT`] as its note when its source is
+/// read and no package has a power figure for the interval, so that every
+/// place that shows the source says why the figure is unknown.
+pub fn note_silent_power(statuses: &mut [Status], iv: &crate::interval::Interval) {
+    let silent = iv
+        .pkgs
+        .iter()
+        .all(|p| p.watts.iter().all(|(_, w)| w.is_none()));
+    if !silent {
+        return;
+    }
+    for st in statuses
+        .iter_mut()
+        .filter(|st| st.metric == Metric::Power && st.rung.is_some())
+    {
+        st.note = Some(match st.note.take() {
+            Some(n) => format!("{n}; {POWER_SILENT}"),
+            None => POWER_SILENT.to_string(),
+        });
+    }
+}
+
 /// Chooses the frequency source: perf msr PMU, then the msr device, then
 /// cpufreq, then cpuinfo.
 pub fn freq_source(m: &Machine, p: &Probe) -> Option<FreqSource> {
@@ -380,5 +407,58 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::{Interval, PkgRates};
+
+    fn power(note: Option<&str>) -> Status {
+        Status {
+            metric: Metric::Power,
+            rung: Some(Rung::Perf),
+            source: Some("perf power energy-*".into()),
+            note: note.map(str::to_string),
+        }
+    }
+
+    fn with_watts(w: Option<f64>) -> Interval {
+        Interval {
+            pkgs: vec![PkgRates {
+                package: 0,
+                watts: vec![("package".into(), w)],
+                ..PkgRates::default()
+            }],
+            ..Interval::default()
+        }
+    }
+
+    #[test]
+    fn a_power_source_that_gives_no_figure_says_why() {
+        let mut st = vec![power(None)];
+        note_silent_power(&mut st, &with_watts(None));
+        assert_eq!(st[0].note.as_deref(), Some(POWER_SILENT));
+        // a figure: nothing to say
+        let mut st = vec![power(None)];
+        note_silent_power(&mut st, &with_watts(Some(12.5)));
+        assert_eq!(st[0].note, None);
+        // an earlier note is kept
+        let mut st = vec![power(Some("psys absent"))];
+        note_silent_power(&mut st, &with_watts(None));
+        assert_eq!(
+            st[0].note.as_deref(),
+            Some(format!("psys absent; {POWER_SILENT}").as_str())
+        );
+        // no source: its own reason stands
+        let mut st = vec![Status {
+            rung: None,
+            source: None,
+            note: Some("no RAPL".into()),
+            ..power(None)
+        }];
+        note_silent_power(&mut st, &with_watts(None));
+        assert_eq!(st[0].note.as_deref(), Some("no RAPL"));
     }
 }

@@ -476,6 +476,7 @@ impl<H: Hardware> Driver<H> {
         let Some(interval) = iv else {
             return Step::Ready(statuses);
         };
+        crate::ladder::note_silent_power(&mut statuses, &interval);
         let machine = (self.engine.sampler.machine.online != self.online).then(|| {
             self.online.clone_from(&self.engine.sampler.machine.online);
             Box::new(self.engine.sampler.machine.clone())

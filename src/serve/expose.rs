@@ -524,26 +524,18 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
             1.0,
         );
     }
-    let power_read = s
-        .statuses
-        .iter()
-        .any(|st| st.metric == Metric::Power && st.rung.is_some());
-    let no_watts = s
-        .interval
-        .pkgs
-        .iter()
-        .all(|p| p.watts.iter().all(|(_, w)| w.is_none()));
-    if power_read && no_watts {
-        w.sample(
-            &[
-                ("metric", metric_id(Metric::Power)),
-                (
-                    "reason",
-                    "no energy counter moved over the interval (one that never left 0 is unknown, not 0 W)",
-                ),
-            ],
-            1.0,
-        );
+    // a source that gives no figure says why (`ladder::note_silent_power`)
+    for st in &s.statuses {
+        if st.metric == Metric::Power
+            && st.rung.is_some()
+            && let Some(note) = &st.note
+            && note.contains(crate::ladder::POWER_SILENT)
+        {
+            w.sample(
+                &[("metric", metric_id(Metric::Power)), ("reason", note)],
+                1.0,
+            );
+        }
     }
     w.family(m::SOURCE);
     for st in &s.statuses {
