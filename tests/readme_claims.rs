@@ -375,3 +375,15 @@ fn the_hands_off_reason_is_the_one_noisetop_gives() {
         "README: {s}"
     );
 }
+
+#[test]
+fn the_owner_change_threshold_is_the_rules() {
+    let text = readme();
+    let at = text.find("#### finding-owner-changed").unwrap();
+    let s = &text[at..at + text[at..].find("\n#### finding-csw").unwrap()];
+    let pct = noisetop::noise::OWNER_MIN_PCT;
+    assert!(
+        s.contains(&format!("under {pct} % of the interval")),
+        "README: {s}"
+    );
+}

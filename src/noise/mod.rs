@@ -14,6 +14,7 @@ mod frequency;
 mod idle;
 mod interrupts;
 mod scheduler;
+pub use scheduler::OWNER_MIN_PCT;
 mod settings;
 pub mod traced;
 mod verdict;

@@ -199,12 +199,21 @@ fn migrations(
     })
 }
 
+/// The least share of the window the longest runner must have run for a
+/// change of it to be told: below it the CPU is idle, not benchmarking.
+pub const OWNER_MIN_PCT: f64 = 5.0;
+
 /// A watched CPU whose longest runner changed while no owner is given:
 /// the longest runner is taken for the benchmark, so a stray busy loop
 /// that outruns it would otherwise pass for the owner and read quiet.
 pub fn owner_changed(cx: &Context<'_>, t: &TracedCpu) -> Option<Finding> {
     let was = t.owner_was.as_ref()?;
     let now = t.owner.as_ref()?;
+    // an idle CPU runs no benchmark: its longest runner is a passer-by,
+    // and a kernel thread bound to the CPU is never the benchmark
+    if now.per_cpu_kthread || t.pct(t.owner_ns).is_none_or(|p| p < OWNER_MIN_PCT) {
+        return None;
+    }
     let pct = t.pct(
         t.intruders
             .iter()

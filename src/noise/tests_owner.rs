@@ -146,6 +146,7 @@ fn a_change_of_longest_runner_is_a_finding_naming_both() {
         Some(traced_task("yes", 1234, false)),
         vec![intruder("sh", 9437, 2)],
     );
+    t.cpus[0].owner_ns = 900_000_000;
     t.cpus[0].owner_was = Some(traced_task("sh", 9437, false));
     let j = judge_all(&interval(vec![rates(0), rates(1)]), &m, &[1], Some(&t));
     let f = finding(&j, Kind::OwnerChanged);
@@ -165,9 +166,21 @@ fn a_change_of_longest_runner_is_a_finding_naming_both() {
         )
     );
     // no change, no finding
-    t.cpus[0].owner_was = None;
-    let j = judge_all(&interval(vec![rates(0), rates(1)]), &m, &[1], Some(&t));
-    assert!(j.findings.iter().all(|f| f.kind != Kind::OwnerChanged));
+    let none = |t: &Traced| {
+        let j = judge_all(&interval(vec![rates(0), rates(1)]), &m, &[1], Some(t));
+        j.findings.iter().all(|f| f.kind != Kind::OwnerChanged)
+    };
+    let was = t.cpus[0].owner_was.take();
+    assert!(none(&t));
+    // an idle CPU: its longest runner ran under 5 % of the window
+    t.cpus[0].owner_was = was;
+    t.cpus[0].owner_ns = 49_000_000;
+    assert!(none(&t));
+    t.cpus[0].owner_ns = 50_000_000;
+    assert!(!none(&t));
+    // a kernel thread bound to the CPU is never the benchmark
+    t.cpus[0].owner.as_mut().unwrap().per_cpu_kthread = true;
+    assert!(none(&t));
 }
 
 #[test]

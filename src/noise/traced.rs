@@ -77,6 +77,9 @@ pub struct TracedCpu {
     pub window_ns: u64,
     /// The task the CPU belongs to (the benchmark), when known.
     pub owner: Option<TracedTask>,
+    /// Time the owner (all its tasks) ran on the CPU, ns.
+    #[serde(default)]
+    pub owner_ns: u64,
     /// Other tasks that ran, longest first (idle is never one).
     pub intruders: Vec<Intruder>,
     /// Interrupt sources, costliest first.

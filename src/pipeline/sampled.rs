@@ -183,6 +183,7 @@ pub fn per_cpu(
                 cpu,
                 window_ns,
                 owner: here.iter().find(|(_, o)| *o).map(|(t, _)| task_of(t)),
+                owner_ns: here.iter().filter(|(_, o)| *o).map(|(t, _)| t.ns).sum(),
                 intruders,
                 stolen: Vec::new(),
                 unseen_ns: 0,

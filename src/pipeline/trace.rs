@@ -257,6 +257,7 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         cpu: c.cpu,
         window_ns: c.window_ns,
         owner: c.owner.as_ref().map(|o| task(o, proc)),
+        owner_ns: c.tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum(),
         intruders,
         stolen,
         unseen_ns: c.unseen_ns,
