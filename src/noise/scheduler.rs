@@ -50,13 +50,16 @@ fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder]) -> String {
         .join("; ")
 }
 
-/// A task as the evidence names it: `comm[pid]`, or `pid N (exited)` for
-/// one gone since (its name would mislead: the pid may be reused).
+/// A task as the evidence names it: `comm[pid]`, with `(exited)` for one
+/// gone since. Its name is the one the kernel wrote as it ran (the trace's
+/// switch records, or /proc read while it lived), never a later reading
+/// of a pid that may be another task's now; `pid N (exited)` where none is
+/// known.
 pub(crate) fn task_name(t: &TracedTask) -> String {
-    if t.exited {
-        format!("pid {} (exited)", t.pid)
-    } else {
-        format!("{}[{}]", t.comm, t.pid)
+    match (t.exited, t.comm.starts_with("tid ")) {
+        (false, _) => format!("{}[{}]", t.comm, t.pid),
+        (true, false) => format!("{}[{}] (exited)", t.comm, t.pid),
+        (true, true) => format!("pid {} (exited)", t.pid),
     }
 }
 

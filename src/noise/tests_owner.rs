@@ -76,10 +76,15 @@ fn an_exited_task_is_named_exited_and_given_no_command() {
     let f = finding(&j, Kind::Intruder);
     assert_eq!(
         f.evidence,
-        "CPU 1: pid 5150 (exited) ran 40 ms in 4 slices, stress[4242] ran 20 ms in 4 slices: \
+        "CPU 1: grep[5150] (exited) ran 40 ms in 4 slices, stress[4242] ran 20 ms in 4 slices: \
          60 ms (6.00 % of the time) (the CPU belongs to bench[4000])"
     );
-    assert_eq!(f.label, "pid 5150 (exited)");
+    assert_eq!(f.label, "grep[5150] (exited)");
+    // no name known (a tid the trace never named): the pid alone
+    let mut u = t.clone();
+    u.cpus[0].intruders[0].task.comm = "tid 5150".into();
+    let j = judge_all(&interval(vec![rates(0), rates(1)]), &m, &[1], Some(&u));
+    assert_eq!(finding(&j, Kind::Intruder).label, "pid 5150 (exited)");
     assert_eq!(f.fix.as_deref(), Some("taskset -apc 0,2-3 4242"));
     // every intruder gone: the cure is at boot
     t.cpus[0].intruders[1].task.exited = true;
