@@ -44,7 +44,8 @@ Examples:
 
 Exit status:
   0 success; 1 an error (or `check` warnings); 2 a usage error (or `check`
-  failures); `run` exits with the command's status.
+  failures); `run` exits with the command's status (127: it cannot be run,
+  126: it is not executable).
 
 Privileges:
   Root, or CAP_PERFMON (perf counters, tracepoints with tracefs access) and

@@ -1,4 +1,12 @@
 fn main() -> std::process::ExitCode {
+    // `run`'s trampoline, before anything else: it only pins and execs
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args
+        .first()
+        .is_some_and(|a| a == noisetop::sys::EXEC_PINNED)
+    {
+        return std::process::ExitCode::from(noisetop::sys::exec_pinned(&args[1..]));
+    }
     match noisetop::cmd::run() {
         Ok(code) => code,
         Err(e) => {

@@ -88,39 +88,69 @@ fn pin_thread(tid: libc::pid_t, cpus: &[u32]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Starts `cmd` restricted to `cpus`: the child sets its own affinity
-/// between fork and exec, so the caller never runs on those CPUs (a process
-/// that ran on a CPU keeps it in its memory map's CPU mask for a while, and
-/// its TLB flushes IPI that CPU).
+/// The first argument that makes noisetop a trampoline: `noisetop
+/// __exec-pinned CPUS PROGRAM ARGS…` sets its affinity to `CPUS` and execs
+/// `PROGRAM` in its own place (same pid).
+pub const EXEC_PINNED: &str = "__exec-pinned";
+
+/// Starts `program` restricted to `cpus`, the caller never running there.
+/// Forking noisetop would copy its memory map, and write-protecting the
+/// copied pages flushes the TLBs of every CPU in the map's CPU mask, where
+/// a CPU noisetop ran on stays while it idles: one IPI to a watched CPU
+/// after the first sample (`flush_tlb_mm_range` from `dup_mmap`, seen with
+/// the `ipi` tracepoints). So noisetop is started again without a fork
+/// (`posix_spawn`, which shares the memory map until the exec), as a
+/// trampoline that sets its affinity and execs the program: the program
+/// keeps the pid the caller sees. A program that cannot be run makes the
+/// trampoline say why and exit with 127 (126 when it is not executable),
+/// as `env` and `taskset` do.
 pub fn spawn_pinned(
-    cmd: &mut std::process::Command,
+    program: &std::ffi::OsStr,
+    args: &[std::ffi::OsString],
     cpus: &[u32],
 ) -> std::io::Result<std::process::Child> {
+    // the running binary, even if its file was replaced since
+    std::process::Command::new("/proc/self/exe")
+        .arg(EXEC_PINNED)
+        .arg(crate::collect::cpulist::format(cpus))
+        .arg(program)
+        .args(args)
+        .spawn()
+}
+
+/// The trampoline's side of [`spawn_pinned`], given the arguments after
+/// [`EXEC_PINNED`]: returns only on failure, with the exit status to give.
+pub fn exec_pinned(args: &[std::ffi::OsString]) -> u8 {
     use std::os::unix::process::CommandExt as _;
-    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
-    let set = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        for &c in cpus {
-            if (c as usize) < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(c as usize, &mut set);
-            }
-        }
-        set
+    let (Some(list), Some(program)) = (args.first(), args.get(1)) else {
+        eprintln!("noisetop {EXEC_PINNED}: CPUS PROGRAM [ARGS…] expected");
+        return 127;
     };
-    // SAFETY: the closure runs in the forked child before exec and makes one
-    // async-signal-safe system call on data copied before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
-                != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    let Some(cpus) = list
+        .to_str()
+        .and_then(|l| crate::collect::cpulist::parse(l).ok())
+    else {
+        eprintln!(
+            "noisetop {EXEC_PINNED}: not a CPU list: {}",
+            list.to_string_lossy()
+        );
+        return 127;
+    };
+    if let Err(e) = pin_to(&cpus) {
+        eprintln!(
+            "noisetop: cannot run {} on CPU {}: {e}",
+            program.to_string_lossy(),
+            list.to_string_lossy()
+        );
+        return 127;
     }
-    cmd.spawn()
+    let e = std::process::Command::new(program).args(&args[2..]).exec();
+    eprintln!("noisetop: cannot run {}: {e}", program.to_string_lossy());
+    if e.kind() == std::io::ErrorKind::PermissionDenied {
+        126
+    } else {
+        127
+    }
 }
 
 /// Returns the CPUs the calling process may run on.

@@ -150,3 +150,50 @@ fn run_records_exactly_the_intervals_it_reports_the_last_partial_one_included() 
     assert_eq!(n, 1);
     assert!(dt < 1.0, "partial: {dt}");
 }
+
+#[test]
+fn the_command_keeps_the_pid_the_report_names_and_runs_only_on_its_cpus() {
+    let cpu = if cpus() > 1 { "1" } else { "0" };
+    // the command says its own pid and the CPUs it may run on
+    let out = noisetop()
+        .args(["run", "--cpus", cpu, "--json", "--", "sh", "-c"])
+        .arg("echo $$ >&2; grep Cpus_allowed_list /proc/self/status >&2")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let mut lines = err.lines();
+    assert_eq!(lines.next(), Some(v["pid"].to_string().as_str()), "{err}");
+    let allowed = lines.next().unwrap();
+    assert_eq!(allowed.split_whitespace().last(), Some(cpu), "{err}");
+}
+
+#[test]
+fn a_command_that_cannot_run_exits_127_and_says_why() {
+    let out = noisetop()
+        .args(["run", "--", "/nonexistent/command", "arg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("noisetop: cannot run /nonexistent/command: No such file or directory"),
+        "{err}"
+    );
+    // not executable: 126, as a shell says
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("plain");
+    std::fs::write(&f, "not a program\n").unwrap();
+    let out = noisetop().arg("run").arg("--").arg(&f).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(126),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -45,7 +45,9 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let mut driver = Driver::new(engine).with_config(config).watching(&cpus);
 
     // noisetop moves off the command's CPUs first and never runs there: the
-    // command sets its own affinity between fork and exec
+    // command is started through a trampoline that pins itself and execs it
+    // (`sys::spawn_pinned`): no fork of noisetop, whose TLB flush would
+    // reach a watched CPU
     let back = crate::cmd::housekeeping(&mine, &cpus).unwrap_or_else(|| mine.clone());
     crate::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
     // watched and sampled before the command starts: its first
@@ -62,10 +64,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let _ = driver.step();
     let first_at = std::time::Instant::now();
     let program = &a.command[0];
-    let spawned = crate::sys::spawn_pinned(
-        std::process::Command::new(program).args(&a.command[1..]),
-        &cpus,
-    );
+    let spawned = crate::sys::spawn_pinned(program, &a.command[1..], &cpus);
     let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     let pid = child.id();
     let started = std::time::Instant::now();

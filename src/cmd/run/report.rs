@@ -638,15 +638,21 @@ impl RunReport {
         );
         let _ = writeln!(o, "verdict: {}", self.verdict);
         if let Some((v, i)) = f.command_switches {
-            let others: f64 = self.per_cpu.iter().filter_map(|c| c.csw).sum();
+            // unknown where a CPU's count is, or where no interval was taken
+            let others: Option<f64> = if self.per_cpu.iter().any(|c| c.intervals > 0) {
+                self.per_cpu.iter().map(|c| c.csw).sum()
+            } else {
+                None
+            };
             let mig = f
                 .command_migrations
                 .map_or_else(String::new, |m| format!(", {m} migrations"));
             let _ = writeln!(
                 o,
                 "the command: {} context switches ({v} voluntary, {i} involuntary){mig}; \
-                 every task on its CPUs: {others:.0} context switches",
-                v + i
+                 every task on its CPUs: {} context switches",
+                v + i,
+                opt(others, 0)
             );
         }
         if let Some(why) = &f.trace_missing {
@@ -681,6 +687,12 @@ impl RunReport {
                 opt(c.steal_pct, 2)
             );
             let src = |v: &[SourceTotal]| -> String {
+                if c.intervals == 0 {
+                    return "? (no interval taken)".into();
+                }
+                if v.is_empty() {
+                    return "none".into();
+                }
                 v.iter()
                     .take(6)
                     .map(|s| {
