@@ -176,3 +176,53 @@ fn an_idle_state_named_c0_is_not_a_busy_column() {
     assert!(names.contains(&"c0_idle_per_s".to_string()));
     assert!(!names.iter().any(|n| n == "c0_pct"), "{names:?}");
 }
+
+#[test]
+fn report_and_compare_refuse_what_they_cannot_do_before_printing() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = small_recording(dir.path());
+    // a plot name it cannot draw: said first, no report printed
+    let out = noisetop()
+        .arg("report")
+        .arg(&csv)
+        .args(["--plot", "p.gif"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("p.gif: the plot is drawn as .svg or .png"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // a header only: nothing to report, as compare says
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header = dir.path().join("header.csv");
+    std::fs::write(&header, format!("{}\n", text.lines().next().unwrap())).unwrap();
+    let out = noisetop().arg("report").arg(&header).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no interval recorded (a header only): nothing to report"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // CPUs in neither recording: a usage error
+    let out = noisetop()
+        .arg("compare")
+        .arg(&csv)
+        .arg(&csv)
+        .args(["--cpus", "9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--cpus 9: no such CPU in both recordings"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

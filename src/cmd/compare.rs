@@ -39,6 +39,15 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let cmp = Comparison::build(&args.a, &args.b, args.cpus.as_ref().map(|c| c.0.as_slice()))?;
+    if let Some(c) = &args.cpus
+        && cmp.compared_cpus.is_empty()
+    {
+        return Err(crate::cmd::UsageError(format!(
+            "--cpus {}: no such CPU in both recordings",
+            crate::collect::cpulist::format(&c.0)
+        ))
+        .into());
+    }
     let text = with_probes(cmp.render(args.format), args)?;
     crate::cmd::out::emit(&mut std::io::stdout().lock(), &text)?;
     Ok(ExitCode::SUCCESS)

@@ -28,6 +28,11 @@ pub struct ReportArgs {
 
 /// Prints the report (and writes the plot).
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
+    // a plot it cannot draw is said before the report, not after it
+    if let Some(out) = &args.plot {
+        crate::record::plot::check_name(out)
+            .with_context(|| format!("cannot draw {}", out.display()))?;
+    }
     let report = Report::build(&args.file)?;
     crate::cmd::out::emit(&mut std::io::stdout().lock(), &report.render(args.format))?;
     if let Some(out) = &args.plot {

@@ -317,18 +317,23 @@ pub fn plot(csv: &Path, out: &Path) -> Result<(), PlotError> {
     plot_with(csv, out, Scale::Auto)
 }
 
-/// Draws the plot of `csv` into `out` with the colour scales asked for.
-pub fn plot_with(csv: &Path, out: &Path, scale: Scale) -> Result<(), PlotError> {
-    register_font();
+/// Whether `out` names an SVG (else a PNG); an error for any other name.
+pub fn check_name(out: &Path) -> Result<bool, PlotError> {
     let ext = out
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let svg = match ext.as_deref() {
-        Some("svg") => true,
-        Some("png") => false,
-        _ => return Err(PlotError::Extension(out.display().to_string())),
-    };
+    match ext.as_deref() {
+        Some("svg") => Ok(true),
+        Some("png") => Ok(false),
+        _ => Err(PlotError::Extension(out.display().to_string())),
+    }
+}
+
+/// Draws the plot of `csv` into `out` with the colour scales asked for.
+pub fn plot_with(csv: &Path, out: &Path, scale: Scale) -> Result<(), PlotError> {
+    register_font();
+    let svg = check_name(out)?;
     let mut data = gather(csv, if svg { 240 } else { 440 })?;
     data.scale = scale;
     let layout = Layout::new(data.cpus.len());

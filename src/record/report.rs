@@ -114,6 +114,12 @@ impl Report {
     pub fn build(path: &Path) -> Result<Report, ReadError> {
         let rec = Recording::open(path)?;
         let st = Stats::gather(&rec)?;
+        if st.intervals == 0 {
+            return Err(ReadError {
+                path: rec.path.clone(),
+                why: "no interval recorded (a header only): nothing to report".into(),
+            });
+        }
         Ok(Report::from_stats(&rec, &st))
     }
 
