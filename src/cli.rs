@@ -114,7 +114,7 @@ pub struct SampleArgs {
     /// reads; a machine with more reads them in rounds, and each CPU's
     /// C-state and throttle figures then cover several intervals
     /// [default: 448, or the number of CPUs when more]
-    #[arg(long, value_name = "FILES", value_parser = clap::value_parser!(usize))]
+    #[arg(long, value_name = "FILES", value_parser = parse_budget)]
     pub budget: Option<usize>,
 }
 
@@ -158,12 +158,13 @@ pub struct LiveArgs {
     /// With --batch: also write every raw input to DIR as a capture.
     #[arg(long, value_name = "DIR", requires = "batch")]
     pub capture: Option<PathBuf>,
-    /// Show only these of the wide rows' optional columns (`IRQ,LOC,CSW`):
-    /// IRQ/s, LOC/s, CSW/s, MIG/s, SIRQ, stl%.
-    #[arg(long, value_parser = parse_columns, value_name = "LIST")]
+    /// Show only these of the dashboard's wide rows' optional columns
+    /// (`IRQ,LOC,CSW`): IRQ/s, LOC/s, CSW/s, MIG/s, SIRQ, stl%.
+    #[arg(long, value_parser = parse_columns, value_name = "LIST", conflicts_with = "batch")]
     pub show: Option<Columns>,
-    /// Hide these of the wide rows' optional columns (`MIG,stl%`).
-    #[arg(long, value_parser = parse_columns, value_name = "LIST")]
+    /// Hide these of the dashboard's wide rows' optional columns
+    /// (`MIG,stl%`).
+    #[arg(long, value_parser = parse_columns, value_name = "LIST", conflicts_with = "batch")]
     pub hide: Option<Columns>,
     /// Neither restore nor save the dashboard's watched CPUs, sort, filter
     /// and overview metric (noisetop/dashboard.json in the XDG state folder).
@@ -303,6 +304,15 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
 /// Optional Cores columns by index into the dashboard's column table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Columns(pub Vec<usize>);
+
+/// Parses `--budget`: at least one file a sample.
+pub fn parse_budget(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("at least one file a sample".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
+}
 
 /// Parses a `--show`/`--hide` column list.
 pub fn parse_columns(s: &str) -> Result<Columns, String> {

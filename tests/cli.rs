@@ -109,7 +109,7 @@ fn every_usage_error_exits_2_with_one_message() {
     let empty = empty.path().to_str().unwrap();
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let first = noisetop::collect::cpulist::parse(&online).unwrap()[0].to_string();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--batch", "--interval", "61m"], "between 10ms and 1h"),
         (&["--batch", "--interval", "1x"], "is not a duration"),
         (
@@ -135,6 +135,15 @@ fn every_usage_error_exits_2_with_one_message() {
         (
             &["snapshot", "--sysfs", "/nonexistent"],
             "--sysfs /nonexistent: no such folder",
+        ),
+        (
+            &["--batch", "--budget", "0", "-n", "1"],
+            "at least one file a sample",
+        ),
+        // the dashboard's columns: the batch table has them all
+        (
+            &["--batch", "--show", "IRQ", "-n", "1"],
+            "'--batch' cannot be used with '--show <LIST>'",
         ),
     ];
     for (args, says) in cases {
