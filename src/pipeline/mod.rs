@@ -280,6 +280,16 @@ impl<H: Hardware> Driver<H> {
         let mut w = cpus.to_vec();
         w.sort_unstable();
         w.dedup();
+        // first, so that installing the events on newly watched CPUs is
+        // counted, and as setup: the next sample starts the count again
+        if let Some(Ok(c)) = &mut self.own_ipis
+            && let Err(why) = c.retarget(&w)
+        {
+            self.own_ipis = Some(Err(why));
+        }
+        if w != self.watched {
+            self.ipis_at_first = None;
+        }
         self.engine.sampler.set_always(&w);
         self.engine.sampler.set_hands_off(&w);
         if let Some(t) = &mut self.tracer
@@ -294,11 +304,6 @@ impl<H: Hardware> Driver<H> {
             && let Err(why) = s.retarget(&w)
         {
             self.switches_missing = Some(why);
-        }
-        if let Some(Ok(c)) = &mut self.own_ipis
-            && let Err(why) = c.retarget(&w)
-        {
-            self.own_ipis = Some(Err(why));
         }
         if w != self.watched {
             self.ring_epoch += 1;
