@@ -125,15 +125,23 @@ pub use crate::source::hw::Probe;
 pub const POWER_SILENT: &str =
     "no energy counter moved over the interval (one that never left 0 is unknown, not 0 W)";
 
-/// Gives the power status [`POWER_SILENT`] as its note when its source is
-/// read and no package has a power figure for the interval, so that every
-/// place that shows the source says why the figure is unknown.
-pub fn note_silent_power(statuses: &mut [Status], iv: &crate::interval::Interval) {
-    let silent = iv
-        .pkgs
+/// Whether power's source is read and no package has a power figure for
+/// the interval.
+pub fn power_silent(statuses: &[Status], iv: &crate::interval::Interval) -> bool {
+    statuses
         .iter()
-        .all(|p| p.watts.iter().all(|(_, w)| w.is_none()));
-    if !silent {
+        .any(|st| st.metric == Metric::Power && st.rung.is_some())
+        && iv
+            .pkgs
+            .iter()
+            .all(|p| p.watts.iter().all(|(_, w)| w.is_none()))
+}
+
+/// Gives the power status [`POWER_SILENT`] as its note where
+/// [`power_silent`], so that every place that shows the source says why
+/// the figure is unknown.
+pub fn note_silent_power(statuses: &mut [Status], iv: &crate::interval::Interval) {
+    if !power_silent(statuses, iv) {
         return;
     }
     for st in statuses

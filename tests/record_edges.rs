@@ -177,52 +177,47 @@ fn an_idle_state_named_c0_is_not_a_busy_column() {
     assert!(!names.iter().any(|n| n == "c0_pct"), "{names:?}");
 }
 
+/// Runs noisetop; its exit code, and what it printed on stdout and stderr.
+fn refused(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let out = noisetop().args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
 #[test]
 fn report_and_compare_refuse_what_they_cannot_do_before_printing() {
     let dir = tempfile::tempdir().unwrap();
     let csv = small_recording(dir.path());
+    let os = std::ffi::OsStr::new;
     // a plot name it cannot draw: said first, no report printed
-    let out = noisetop()
-        .arg("report")
-        .arg(&csv)
-        .args(["--plot", "p.gif"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let (code, out, err) = refused(&[os("report"), csv.as_os_str(), os("--plot"), os("p.gif")]);
+    assert_eq!(code, Some(1));
+    assert!(out.is_empty(), "{out}");
     assert!(
-        out.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("p.gif: the plot is drawn as .svg or .png"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("p.gif: the plot is drawn as .svg or .png"),
+        "{err}"
     );
     // a header only: nothing to report, as compare says
     let text = std::fs::read_to_string(&csv).unwrap();
     let header = dir.path().join("header.csv");
     std::fs::write(&header, format!("{}\n", text.lines().next().unwrap())).unwrap();
-    let out = noisetop().arg("report").arg(&header).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let (code, _, err) = refused(&[os("report"), header.as_os_str()]);
+    assert_eq!(code, Some(1));
     assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("no interval recorded (a header only): nothing to report"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("no interval recorded (a header only): nothing to report"),
+        "{err}"
     );
     // CPUs in neither recording: a usage error
-    let out = noisetop()
-        .arg("compare")
-        .arg(&csv)
-        .arg(&csv)
-        .args(["--cpus", "9"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, err) = refused(&[
+        os("compare"),
+        csv.as_os_str(),
+        csv.as_os_str(),
+        os("--cpus"),
+        os("9"),
+    ]);
+    assert_eq!(code, Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--cpus 9: no such CPU in both recordings"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("--cpus 9: no such CPU in both recordings"),
+        "{err}"
     );
 }

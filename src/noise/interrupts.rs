@@ -39,30 +39,29 @@ pub(crate) fn isolate_cmdline(m: &Machine, cpu: u32) -> String {
 
 /// [`isolate_cmdline`] for a list of CPUs.
 pub(crate) fn isolate_cpus(m: &Machine, cpus: &[u32]) -> String {
+    let args = |cpus: &[u32]| {
+        let l = cpulist::format(cpus);
+        format!("isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l}")
+    };
     let apart = m.isolatable(cpus);
-    if apart.is_empty() {
-        let others = m.isolatable(&m.online);
-        let boot = m.online.first().copied().unwrap_or(0);
-        return if others.is_empty() {
-            format!(
-                "CPU {boot} is the boot CPU, which the kernel keeps for its housekeeping \
-                 whatever isolcpus= says, and no other CPU is online"
-            )
-        } else {
-            format!(
-                "CPU {boot} is the boot CPU, which the kernel keeps for its housekeeping \
-                 whatever isolcpus= says: run the benchmark on CPUs {} and boot with \
-                 isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l}",
-                cpulist::format(&others),
-                l = cpulist::format(&others)
-            )
-        };
+    if !apart.is_empty() {
+        return format!("boot with {} (kernel command line)", args(&apart));
     }
-    let l = cpulist::format(&apart);
-    format!(
-        "boot with isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l} \
-         (kernel command line)"
-    )
+    let boot = m.online.first().copied().unwrap_or(0);
+    let said = format!(
+        "CPU {boot} is the boot CPU, which the kernel keeps for its housekeeping whatever \
+         isolcpus= says"
+    );
+    let others = m.isolatable(&m.online);
+    if others.is_empty() {
+        format!("{said}, and no other CPU is online")
+    } else {
+        format!(
+            "{said}: run the benchmark on CPUs {} and boot with {}",
+            cpulist::format(&others),
+            args(&others)
+        )
+    }
 }
 
 fn device_irq(

@@ -280,6 +280,7 @@ impl<H: Hardware> Driver<H> {
         let mut w = cpus.to_vec();
         w.sort_unstable();
         w.dedup();
+        let changed = w != self.watched;
         // first, so that installing the events on newly watched CPUs is
         // counted, and as setup: the next sample starts the count again
         if let Some(Ok(c)) = &mut self.own_ipis
@@ -287,8 +288,9 @@ impl<H: Hardware> Driver<H> {
         {
             self.own_ipis = Some(Err(why));
         }
-        if w != self.watched {
+        if changed {
             self.ipis_at_first = None;
+            self.ring_epoch += 1;
         }
         self.engine.sampler.set_always(&w);
         self.engine.sampler.set_hands_off(&w);
@@ -304,9 +306,6 @@ impl<H: Hardware> Driver<H> {
             && let Err(why) = s.retarget(&w)
         {
             self.switches_missing = Some(why);
-        }
-        if w != self.watched {
-            self.ring_epoch += 1;
         }
         self.watched = w;
     }

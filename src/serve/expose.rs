@@ -524,18 +524,15 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
             1.0,
         );
     }
-    // a source that gives no figure says why (`ladder::note_silent_power`)
-    for st in &s.statuses {
-        if st.metric == Metric::Power
-            && st.rung.is_some()
-            && let Some(note) = &st.note
-            && note.contains(crate::ladder::POWER_SILENT)
-        {
-            w.sample(
-                &[("metric", metric_id(Metric::Power)), ("reason", note)],
-                1.0,
-            );
-        }
+    // a source that gives no figure says why
+    if crate::ladder::power_silent(&s.statuses, &s.interval) {
+        w.sample(
+            &[
+                ("metric", metric_id(Metric::Power)),
+                ("reason", crate::ladder::POWER_SILENT),
+            ],
+            1.0,
+        );
     }
     w.family(m::SOURCE);
     for st in &s.statuses {

@@ -9,8 +9,8 @@
 //! Opened before any other perf event, it also counts the IPIs that
 //! installing CPU-wide events on the watched CPUs costs (setup).
 //!
-//! A single-target IPI with no callback (a reschedule) or with the
-//! scheduler's wake list as callback (`sched_ttwu_pending`) is a wake-up:
+//! A single-target IPI with no callback (a reschedule) or sent from the
+//! scheduler's wake-up path (to run its wake list there) is a wake-up:
 //! noisetop's code woke a task the kernel had placed on the watched CPU
 //! (the terminal's kworker after a write to it, a pipe's reader). Those are
 //! counted apart from the IPIs that run noisetop's requests there (a

@@ -4,26 +4,29 @@ use std::io::Write as _;
 
 use ratatui::crossterm::terminal::{Clear, ClearType};
 
-/// Blanks the alternate screen, then leaves it and raw mode
-/// (`ratatui::restore`). The blanking is for tmux before 3.4: leaving the
-/// alternate screen after the window changed both width and height, it
-/// copies rows of the alternate screen onto the main one (tmux issue 3510,
-/// fixed upstream by not reflowing in `screen_alternate_off`).
-pub fn leave() {
+/// Blanks the alternate screen. For tmux before 3.4: leaving the alternate
+/// screen after the window changed both width and height, it copies rows of
+/// the alternate screen onto the main one (tmux issue 3510, fixed upstream
+/// by not reflowing in `screen_alternate_off`).
+fn blank() {
     let mut out = std::io::stdout();
     let _ = ratatui::crossterm::queue!(out, Clear(ClearType::All));
     let _ = out.flush();
+}
+
+/// Blanks the alternate screen, then leaves it and raw mode
+/// (`ratatui::restore`).
+pub fn leave() {
+    blank();
     ratatui::restore();
 }
 
-/// Makes a panic leave the terminal through [`leave`] before the hook
-/// `ratatui::init` set prints the message.
+/// Makes a panic blank the alternate screen before the hook `ratatui::init`
+/// set leaves it and prints the message.
 pub fn on_panic() {
     let next = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let mut out = std::io::stdout();
-        let _ = ratatui::crossterm::queue!(out, Clear(ClearType::All));
-        let _ = out.flush();
+        blank();
         next(info);
     }));
 }
