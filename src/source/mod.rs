@@ -1,6 +1,7 @@
 //! The only code that touches the operating system: kernel files, MSRs and
 //! perf counters, live or from a captured tree.
 
+pub mod bpf;
 pub mod capture;
 pub mod fs;
 pub mod hw;
