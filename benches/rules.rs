@@ -21,6 +21,7 @@ fn traced(cpu: u32) -> Traced {
         tid: pid,
         per_cpu_kthread: false,
         exited: false,
+        cgroup: None,
     };
     Traced {
         cpus: vec![TracedCpu {

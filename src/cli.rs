@@ -136,6 +136,10 @@ pub struct WatchArgs {
     /// who ran is then sampled from /proc, not exact.
     #[arg(long)]
     pub no_trace: bool,
+    /// Do not count in the kernel with BPF programs: trace the watched
+    /// CPUs through perf rings instead (each event copied out).
+    #[arg(long)]
+    pub no_bpf: bool,
     /// The benchmark's process ids (`4242,4250`): on traced CPUs every other
     /// task is an intruder, and the processes they fork are theirs [default:
     /// the task that ran longest on each CPU in each interval]
@@ -283,6 +287,10 @@ pub struct RunArgs {
     /// not exact.
     #[arg(long)]
     pub no_trace: bool,
+    /// Do not count in the kernel with BPF programs: trace through perf
+    /// rings instead (each event copied out).
+    #[arg(long)]
+    pub no_bpf: bool,
     #[command(flatten)]
     pub record: RecordArgs,
     /// The command and its arguments.

@@ -35,10 +35,7 @@ pub fn describe(
     for st in statuses.iter_mut() {
         let says = match (st.metric, st.rung) {
             (Metric::Scheduler, _) => Some(match counts {
-                Ok(from) => format!(
-                    "watched {cpu} {list}: counted from {from} (context-switches and \
-                     cpu-migrations values the CPU writes into its own samples; no IPI)"
-                ),
+                Ok(from) => format!("watched {cpu} {list}: counted from {from}"),
                 Err(why) => format!("watched {cpu} {list}: {}; {why}", not_read(hands_off)),
             }),
             (
@@ -118,7 +115,7 @@ mod tests {
                 "perf hardware instructions/cycles",
             ),
         ];
-        describe(&mut st, &[1], &[0], &Ok("counting rings"));
+        describe(&mut st, &[1], &[0], &Ok(crate::pipeline::COUNTING_RINGS));
         assert_eq!(
             st[0].note.as_deref(),
             Some(

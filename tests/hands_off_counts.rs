@@ -167,7 +167,7 @@ fn untraced_counting_rings_count_what_perf_counts() {
     let _cpu1 = cpu1::cpu1();
     let mut d = driver();
     d.set_switches(Some(Box::new(CountingRings::default())), None);
-    assert_eq!(d.switch_plan(), Ok("counting rings"));
+    assert_eq!(d.switch_plan(), Ok(noisetop::pipeline::COUNTING_RINGS));
     check(d, "--no-trace");
 }
 
@@ -187,7 +187,7 @@ fn traced_counting_rings_count_what_perf_counts() {
     let t = LiveTrace::open(Path::new("/sys"), &[WATCHED], Vec::new()).expect("the tracer opens");
     d.set_tracer(Some(Box::new(t)), None);
     d.set_switches(Some(Box::new(CountingRings::default())), None);
-    assert_eq!(d.switch_plan(), Ok("counting rings"));
+    assert_eq!(d.switch_plan(), Ok(noisetop::pipeline::COUNTING_RINGS));
     check(d, "traced");
 }
 

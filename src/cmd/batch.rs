@@ -192,12 +192,14 @@ fn sample_live(
         stop,
         count: Some(sample.count.unwrap_or(u64::MAX)),
     };
-    let no_trace = print.is_some_and(|a| a.watch.no_trace);
+    let how = print.map_or(crate::cmd::TraceHow::Best, |a| {
+        crate::cmd::TraceHow::from_flags(a.watch.no_trace, a.watch.no_bpf)
+    });
     let r = if let Some(dir) = capture_dir {
         let hw = Recorder::new(hw);
         let mut driver = crate::cmd::new_driver(fs, machine, hw, sample.budget, &watched, config);
         driver.set_own_ipis(own_ipis);
-        let kept = keep_trace(&mut driver, &tree, &roots, &watched, no_trace, owners);
+        let kept = keep_trace(&mut driver, &tree, &roots, &watched, how, owners);
         let dir = dir.to_path_buf();
         let always = watched.clone();
         let mut hook = move |p: Phase, d: &mut Driver<Recorder<AnyHw>>| -> Result<()> {
@@ -206,15 +208,7 @@ fn sample_live(
         go(&mut driver, &live, sinks, Some(&mut hook), printer)
     } else {
         let mut driver = crate::cmd::new_driver(fs, machine, hw, sample.budget, &watched, config);
-        crate::cmd::watch(
-            &mut driver,
-            &tree,
-            &roots,
-            &watched,
-            no_trace,
-            owners,
-            own_ipis,
-        );
+        crate::cmd::watch(&mut driver, &tree, &roots, &watched, how, owners, own_ipis);
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {
@@ -233,19 +227,19 @@ fn keep_trace<H: Hardware>(
     tree: &Tree,
     roots: &crate::source::fs::Roots,
     watched: &[u32],
-    no_trace: bool,
+    how: crate::cmd::TraceHow,
     owners: Vec<u32>,
 ) -> Option<kept_trace::Kept> {
     if watched.is_empty() {
         return None;
     }
-    let (t, missing) = crate::cmd::tracer_for(tree, roots, watched, no_trace, owners);
-    let Some(t) = t else {
-        driver.set_tracer(None, missing);
+    let choice = crate::cmd::tracer_for(tree, roots, watched, how, owners);
+    let Some(t) = choice.source else {
+        driver.set_tracer(None, choice.missing);
         return None;
     };
     let (keeper, kept) = kept_trace::keeper(t);
-    driver.set_tracer(Some(Box::new(keeper)), missing);
+    driver.set_tracer(Some(Box::new(keeper)), choice.missing);
     Some(kept)
 }
 

@@ -275,58 +275,133 @@ pub fn open_hw(tree: &Tree, s: &SourceArgs, roots: &Roots, m: &Machine) -> Resul
     })
 }
 
-/// The tracepoint reader for the watched CPUs of a live tree, or why there
-/// is none (`--no-trace`, a tree that is not this machine, tracefs or
-/// permissions missing). `owners`: the pids that own the CPUs, when known.
+/// How who ran on the watched CPUs is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TraceHow {
+    /// Counted in the kernel by BPF programs on every CPU; where they
+    /// cannot load, tracepoints through perf rings on the watched CPUs,
+    /// then /proc.
+    #[default]
+    Best,
+    /// `--no-bpf`: tracepoints through perf rings, then /proc.
+    NoBpf,
+    /// `--no-trace`: sampled from /proc.
+    Sampled,
+}
+
+impl TraceHow {
+    /// From the two flags.
+    pub fn from_flags(no_trace: bool, no_bpf: bool) -> TraceHow {
+        match (no_trace, no_bpf) {
+            (true, _) => TraceHow::Sampled,
+            (false, true) => TraceHow::NoBpf,
+            (false, false) => TraceHow::Best,
+        }
+    }
+}
+
+/// What finds who ran: the source, why it is not the best one (or none),
+/// and the counts of switches it brings along, when it does.
+pub struct TraceChoice {
+    /// The source.
+    pub source: Option<Box<dyn crate::pipeline::TraceSource>>,
+    /// Why it is not exact tracing (or there is none).
+    pub missing: Option<String>,
+    /// Switch and migration counts from the same programs.
+    pub switches: Option<Box<dyn crate::pipeline::SwitchSource>>,
+}
+
+/// The reader of who ran for a live tree, or why there is none (a tree
+/// that is not this machine, `--no-trace`, permissions or the kernel
+/// missing something). `owners`: the pids that own the CPUs, when known.
 pub fn tracer_for(
     tree: &Tree,
     roots: &Roots,
     watched: &[u32],
-    no_trace: bool,
+    how: TraceHow,
     owners: Vec<u32>,
-) -> (
-    Option<Box<dyn crate::pipeline::TraceSource>>,
-    Option<String>,
-) {
+) -> TraceChoice {
+    let none = |why: String| TraceChoice {
+        source: None,
+        missing: Some(why),
+        switches: None,
+    };
     if *tree != Tree::Live {
-        return (
-            None,
-            Some("the tree is not this machine's live kernel".into()),
-        );
+        return none("the tree is not this machine's live kernel".into());
     }
-    if no_trace {
-        let sampled = crate::pipeline::sampled::SampledTrace::new(&roots.procfs, watched, owners);
+    let sampled = |owners: Vec<u32>| -> Box<dyn crate::pipeline::TraceSource> {
+        Box::new(crate::pipeline::sampled::SampledTrace::new(
+            &roots.procfs,
+            watched,
+            owners,
+        ))
+    };
+    if how == TraceHow::Sampled {
         // the counters of noisetop's own IPIs may have mounted it: said here
         let source: Box<dyn crate::pipeline::TraceSource> = match mount_tracefs(&roots.sysfs) {
             Some(Ok(note)) => Box::new(Wrapped {
-                inner: Box::new(sampled),
+                inner: sampled(owners),
                 add: note,
             }),
-            _ => Box::new(sampled),
+            _ => sampled(owners),
         };
-        return (Some(source), Some("--no-trace".into()));
+        return TraceChoice {
+            source: Some(source),
+            missing: Some("--no-trace".into()),
+            switches: None,
+        };
     }
+    let mut bpf_refused = None;
+    if how == TraceHow::Best {
+        match crate::pipeline::in_kernel::open(&roots.sysfs, &roots.procfs, watched, owners.clone())
+        {
+            Ok((t, s)) => {
+                return TraceChoice {
+                    source: Some(Box::new(t)),
+                    missing: None,
+                    switches: Some(Box::new(s)),
+                };
+            }
+            Err(why) => bpf_refused = Some(format!("BPF: {why}")),
+        }
+    }
+    let with_bpf_why = |why: String| match &bpf_refused {
+        Some(b) => format!("{b}; {why}"),
+        None => why,
+    };
     let mounted = mount_tracefs(&roots.sysfs);
     match crate::pipeline::trace::LiveTrace::open(&roots.sysfs, watched, owners.clone()) {
-        Ok(t) => match mounted {
-            Some(Ok(note)) => (
-                Some(Box::new(Wrapped {
+        Ok(t) => {
+            let note = match (&bpf_refused, mounted) {
+                (Some(b), Some(Ok(m))) => Some(format!("{b}: perf rings instead; {m}")),
+                (Some(b), _) => Some(format!("{b}: perf rings instead")),
+                (None, Some(Ok(m))) => Some(m),
+                (None, _) => None,
+            };
+            let source: Box<dyn crate::pipeline::TraceSource> = match note {
+                Some(add) => Box::new(Wrapped {
                     inner: Box::new(t),
-                    add: note,
-                })),
-                None,
-            ),
-            _ => (Some(Box::new(t)), None),
-        },
+                    add,
+                }),
+                None => Box::new(t),
+            };
+            TraceChoice {
+                source: Some(source),
+                missing: None,
+                switches: None,
+            }
+        }
         Err(why) => {
             let why = match mounted {
                 Some(Err(e)) => format!("{why} ({e})"),
                 _ => why,
             };
             // who ran is still told, sampled from each task's run time
-            let sampled =
-                crate::pipeline::sampled::SampledTrace::new(&roots.procfs, watched, owners);
-            (Some(Box::new(sampled)), Some(why))
+            TraceChoice {
+                source: Some(sampled(owners)),
+                missing: Some(with_bpf_why(why)),
+                switches: None,
+            }
         }
     }
 }
@@ -413,7 +488,7 @@ pub fn new_driver<H: Hardware>(
 }
 
 /// Gives the driver what watches the watched CPUs without interrupting
-/// them: the tracer (or its /proc-sampled stand-in), the counting rings of
+/// them: who ran (counted in the kernel, traced, or sampled from /proc),
 /// their switches and migrations, and the kernel's count of noisetop's own
 /// IPIs.
 pub fn watch<H: Hardware>(
@@ -421,26 +496,29 @@ pub fn watch<H: Hardware>(
     tree: &Tree,
     roots: &Roots,
     watched: &[u32],
-    no_trace: bool,
+    how: TraceHow,
     owners: Vec<u32>,
     own_ipis: Result<crate::source::ipi_count::SelfIpis, String>,
 ) {
-    let (t, missing) = tracer_for(tree, roots, watched, no_trace, owners);
-    driver.set_tracer(t, missing);
-    count_switches(driver, tree);
+    let choice = tracer_for(tree, roots, watched, how, owners);
+    driver.set_tracer(choice.source, choice.missing);
+    count_switches(driver, tree, choice.switches);
     driver.set_own_ipis(own_ipis);
 }
 
-/// Counts the watched CPUs' switches and migrations with counting rings,
-/// on a live tree only.
-pub fn count_switches<H: Hardware>(driver: &mut crate::pipeline::Driver<H>, tree: &Tree) {
+/// Counts the watched CPUs' switches and migrations, on a live tree only:
+/// with the in-kernel counts where they loaded, else with counting rings.
+pub fn count_switches<H: Hardware>(
+    driver: &mut crate::pipeline::Driver<H>,
+    tree: &Tree,
+    in_kernel: Option<Box<dyn crate::pipeline::SwitchSource>>,
+) {
     if *tree != Tree::Live {
         return;
     }
-    driver.set_switches(
-        Some(Box::new(crate::pipeline::switches::CountingRings::default())),
-        None,
-    );
+    let s =
+        in_kernel.unwrap_or_else(|| Box::new(crate::pipeline::switches::CountingRings::default()));
+    driver.set_switches(Some(s), None);
 }
 
 /// Refuses CPUs that are not online, naming the online list.

@@ -57,7 +57,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         &crate::cmd::Tree::Live,
         &roots,
         &cpus,
-        a.no_trace,
+        crate::cmd::TraceHow::from_flags(a.no_trace, a.no_bpf),
         Vec::new(),
         own_ipis,
     );

@@ -86,7 +86,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         &tree,
         &roots,
         &watched,
-        a.watch.no_trace,
+        crate::cmd::TraceHow::from_flags(a.watch.no_trace, a.watch.no_bpf),
         a.watch.owner.clone(),
         own_ipis,
     );

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One task, as the scheduler tracepoint named it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct TracedTask {
     /// Command name (`comm`, at most 15 bytes).
     pub comm: String,
@@ -19,6 +19,10 @@ pub struct TracedTask {
     /// It has exited since it ran: no command can move it.
     #[serde(default)]
     pub exited: bool,
+    /// Its cgroup (the v2 hierarchy's path, `/system.slice/foo.service`),
+    /// where the kernel counted it and the path could be found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
 }
 
 #[cfg(test)]
@@ -31,6 +35,7 @@ impl TracedTask {
             tid: pid,
             per_cpu_kthread: false,
             exited: false,
+            cgroup: None,
         }
     }
 }
@@ -110,6 +115,10 @@ pub struct TracedCpu {
     /// stray task, not the benchmark.
     #[serde(default)]
     pub owner_was: Option<TracedTask>,
+    /// Switches, migrations, idle entries and run-queue waits, where the
+    /// kernel counted them (the BPF programs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::trace::in_kernel::KernelCounts>,
 }
 
 /// Every traced CPU of an interval, and what could not be traced.

@@ -7,6 +7,7 @@
 
 pub mod control;
 pub mod crosscheck;
+pub mod in_kernel;
 pub mod kept_trace;
 pub mod live;
 mod owner;
@@ -29,6 +30,15 @@ use crate::sampler::Hardware;
 use crate::source::switch_ring::SwitchCount;
 
 pub use control::Control;
+
+/// How the watched CPUs' switches are counted with perf rings.
+pub const COUNTING_RINGS: &str = "counting rings (context-switches and cpu-migrations values the \
+                                  CPU writes into its own samples; no IPI)";
+
+/// How they are counted by the BPF programs.
+pub const IN_KERNEL_COUNTS: &str = "in-kernel counts (sched_switch, and each task's switch in on \
+                                    another CPU than its last, counted on the CPU itself; read \
+                                    by mmap, no IPI)";
 
 /// One interval and everything judged of it, owned by whoever receives it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -167,6 +177,11 @@ pub trait TraceSource: Send {
     /// Per watched CPU, the tasks its counting ring saw leave it since the
     /// last window, given before the next [`drain`](Self::drain).
     fn seen_leaving(&mut self, _named: Vec<(u32, Vec<u32>)>) {}
+    /// Whether the figures are counted in the kernel, on every CPU (the
+    /// unwatched ones come as [`Traced::browsed`]).
+    fn in_kernel(&self) -> bool {
+        false
+    }
 }
 
 /// Switch and migration counts of the watched CPUs, traced or not.
@@ -364,7 +379,10 @@ impl<H: Hardware> Driver<H> {
     /// or why they are unknown.
     pub fn switch_plan(&self) -> Result<&'static str, String> {
         if self.switches.is_some() && self.switches_missing.is_none() {
-            return Ok("counting rings");
+            if self.tracer.as_ref().is_some_and(|t| t.in_kernel()) {
+                return Ok(IN_KERNEL_COUNTS);
+            }
+            return Ok(COUNTING_RINGS);
         }
         Err(self
             .switches_missing
@@ -396,6 +414,11 @@ impl<H: Hardware> Driver<H> {
     /// Samples the tasks of `cpu` from /proc for the screen (the detail
     /// view), unless the tracer covers it; `None`: no more.
     pub fn set_browse(&mut self, cpu: Option<u32>) {
+        // the kernel's counts cover every CPU already
+        if self.tracer.as_ref().is_some_and(|t| t.in_kernel()) {
+            self.browse = None;
+            return;
+        }
         self.browse = cpu
             .map(|c| sampled::SampledTrace::new(std::path::Path::new("/proc"), &[c], Vec::new()));
     }
@@ -414,6 +437,21 @@ impl<H: Hardware> Driver<H> {
                 crate::collect::cpulist::format(&t.cpus()),
             ),
             (_, Some(why)) => format!("who ran: not traced: {why}"),
+            (Some(t), None) if t.in_kernel() => {
+                let mut said = String::from("who ran: counted in the kernel (BPF) on every CPU");
+                if !t.cpus().is_empty() {
+                    let _ = write!(
+                        said,
+                        "; judged on watched CPU {}",
+                        crate::collect::cpulist::format(&t.cpus())
+                    );
+                }
+                for n in t.notes() {
+                    said.push_str("; ");
+                    said.push_str(&n);
+                }
+                said
+            }
             (Some(t), None) if !t.cpus().is_empty() => {
                 let mut said = format!(
                     "who ran: tracepoints on CPU {} (sched_switch, irq, softirq, vectors)",

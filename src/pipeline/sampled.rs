@@ -105,6 +105,7 @@ fn task_of(t: &TaskRan) -> TracedTask {
         tid: t.tid,
         per_cpu_kthread: t.bound(),
         exited: false,
+        cgroup: None,
     }
 }
 
@@ -194,6 +195,7 @@ pub fn per_cpu(
                 sampled: true,
                 owner_given: given,
                 owner_was: None,
+                kernel: None,
             }
         })
         .collect()

@@ -18,10 +18,7 @@ pub struct LiveTrace {
     sysfs: PathBuf,
     proc: PathBuf,
     tracer: Option<Tracer>,
-    owners: Vec<u32>,
-    /// Processes found not to descend from the owner: a task that keeps
-    /// intruding is looked up in /proc once, not every interval.
-    strangers: Vec<u32>,
+    owners: Owners,
     /// Each task's run time, to bound the time the trace did not show:
     /// read every window from the first that hid a switch (about 60 µs for
     /// 80 threads, `benches/tasks.rs`), never on a kernel that hides none.
@@ -36,8 +33,7 @@ impl LiveTrace {
             sysfs: sysfs.to_path_buf(),
             proc: PathBuf::from("/proc"),
             tracer: None,
-            owners,
-            strangers: Vec::new(),
+            owners: Owners::new(owners),
             clock: None,
         };
         t.retarget(cpus)?;
@@ -57,7 +53,7 @@ impl TraceSource for LiveTrace {
             Some(clock) => {
                 let ran = clock.read();
                 for c in &mut out.cpus {
-                    super::sampled::bound_unseen(c, &ran, &self.owners);
+                    super::sampled::bound_unseen(c, &ran, &self.owners.pids);
                 }
             }
             None if out.cpus.iter().any(|c| c.unseen_ns > 0) => {
@@ -67,43 +63,9 @@ impl TraceSource for LiveTrace {
             }
             None => {}
         }
-        // the probe's wake-ups were asked for: listed as its, not as noise
-        let running = crate::probe::running::path()
-            .and_then(|p| crate::probe::running::load_from(&p, &self.proc));
-        crate::probe::running::split(&mut out, &w, running.as_ref());
-        if self.strangers.len() > 4096 {
-            // pids are reused: forget, rather than grow for ever
-            self.strangers.clear();
-        }
-        if let Some(&root) = self.owners.first() {
-            // the owner's children and grandchildren are the owner too (a
-            // shell's commands, a benchmark's workers): those still alive
-            // are found by their parents and owned from the next window on
-            let mut found = Vec::new();
-            for c in &mut out.cpus {
-                c.intruders.retain(|i| {
-                    if self.strangers.contains(&i.task.pid) {
-                        return true;
-                    }
-                    let mine = descends_from(&self.proc, i.task.pid, root);
-                    if !mine {
-                        self.strangers.push(i.task.pid);
-                    }
-                    if mine && !found.contains(&i.task.pid) {
-                        found.push(i.task.pid);
-                    }
-                    !mine
-                });
-            }
-            if !found.is_empty() {
-                for p in found {
-                    if !self.owners.contains(&p) {
-                        self.owners.push(p);
-                    }
-                }
-                for &c in &t.cpus().to_vec() {
-                    t.set_owner(c, self.owners.clone());
-                }
+        if self.owners.settle(&mut out, &w, &self.proc) {
+            for &c in &t.cpus().to_vec() {
+                t.set_owner(c, self.owners.pids.clone());
             }
         }
         out
@@ -118,9 +80,9 @@ impl TraceSource for LiveTrace {
             return Ok(());
         }
         let mut t = Tracer::open(&self.sysfs, cpus)?;
-        if !self.owners.is_empty() {
+        if !self.owners.pids.is_empty() {
             for &c in cpus {
-                t.set_owner(c, self.owners.clone());
+                t.set_owner(c, self.owners.pids.clone());
             }
         }
         self.tracer = Some(t);
@@ -140,17 +102,82 @@ impl TraceSource for LiveTrace {
     }
 
     fn owners(&self) -> Vec<u32> {
-        self.owners.clone()
+        self.owners.pids.clone()
     }
 
     fn set_owners(&mut self, pids: Vec<u32>) {
-        self.owners = pids;
-        self.strangers.clear();
+        self.owners = Owners::new(pids);
         if let Some(t) = &mut self.tracer {
             for c in t.cpus().to_vec() {
-                t.set_owner(c, self.owners.clone());
+                t.set_owner(c, self.owners.pids.clone());
             }
         }
+    }
+}
+
+/// The pids that own the traced CPUs, and the rules that go with them:
+/// the probe's wake-ups are listed as its, and the owner's children and
+/// grandchildren (a shell's commands, a benchmark's workers) are the owner
+/// too.
+#[derive(Debug, Clone, Default)]
+pub struct Owners {
+    /// The owner's pids; empty: the longest runner of each window.
+    pub pids: Vec<u32>,
+    /// Processes found not to descend from the owner: a task that keeps
+    /// intruding is looked up in /proc once, not every interval.
+    strangers: Vec<u32>,
+}
+
+impl Owners {
+    /// These pids own the CPUs.
+    pub fn new(pids: Vec<u32>) -> Owners {
+        Owners {
+            pids,
+            strangers: Vec::new(),
+        }
+    }
+
+    /// Moves the probe's time and the owner's descendants out of the
+    /// intruders; `true` when new descendants joined the owner (the
+    /// accounting should own them from the next window on).
+    pub fn settle(&mut self, out: &mut Traced, w: &TraceWindow, proc: &Path) -> bool {
+        // the probe's wake-ups were asked for: listed as its, not as noise
+        let running =
+            crate::probe::running::path().and_then(|p| crate::probe::running::load_from(&p, proc));
+        crate::probe::running::split(out, w, running.as_ref());
+        if self.strangers.len() > 4096 {
+            // pids are reused: forget, rather than grow for ever
+            self.strangers.clear();
+        }
+        let Some(&root) = self.pids.first() else {
+            return false;
+        };
+        // those still alive are found by their parents and owned from the
+        // next window on
+        let mut found = Vec::new();
+        for c in &mut out.cpus {
+            c.intruders.retain(|i| {
+                if self.strangers.contains(&i.task.pid) {
+                    return true;
+                }
+                let mine = descends_from(proc, i.task.pid, root);
+                if !mine {
+                    self.strangers.push(i.task.pid);
+                }
+                if mine && !found.contains(&i.task.pid) {
+                    found.push(i.task.pid);
+                }
+                !mine
+            });
+        }
+        let mut grew = false;
+        for p in found {
+            if !self.pids.contains(&p) {
+                self.pids.push(p);
+                grew = true;
+            }
+        }
+        grew
     }
 }
 
@@ -187,7 +214,7 @@ fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
 }
 
 /// Whether a thread is bound to its CPU for good (a per-CPU kernel thread).
-fn bound(proc: &Path, tid: u32) -> bool {
+pub fn bound(proc: &Path, tid: u32) -> bool {
     // the thread's own stat, not the process's (see `descends_from`)
     let Ok(stat) = crate::source::read_small(&proc.join(format!("{tid}/task/{tid}/stat")), 4096)
     else {
@@ -203,13 +230,16 @@ fn bound(proc: &Path, tid: u32) -> bool {
         .is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
 }
 
-fn task(t: &TaskId, proc: &Path) -> TracedTask {
+/// A traced task named from /proc: its process, whether it is a per-CPU
+/// kernel thread, whether it is gone.
+pub fn task(t: &TaskId, proc: &Path) -> TracedTask {
     TracedTask {
         comm: t.comm.clone().unwrap_or_else(|| format!("tid {}", t.tid)),
         pid: t.pid.unwrap_or(t.tid),
         tid: t.tid,
         per_cpu_kthread: bound(proc, t.tid),
         exited: !crate::source::tasks::alive(proc, t.tid),
+        cgroup: None,
     }
 }
 
@@ -225,18 +255,33 @@ fn kind(k: SourceKind) -> &'static str {
 }
 
 fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
-    let mut intruders: Vec<Intruder> = c
+    cpu_with(c, usize::MAX, &mut |t, _| task(t, proc))
+}
+
+/// One CPU's window in the rules' terms, its tasks named by `name` (given
+/// the task and its cgroup id), with at most `most` intruders (the
+/// longest).
+pub fn cpu_with(
+    c: &CpuTrace,
+    most: usize,
+    name: &mut dyn FnMut(&TaskId, Option<u64>) -> TracedTask,
+) -> TracedCpu {
+    let mut named: Vec<&crate::trace::TaskTime> = c
         .tasks
         .iter()
         .filter(|t| !t.owner && t.task.tid != 0 && t.ns > 0)
+        .collect();
+    named.sort_by_key(|t| std::cmp::Reverse(t.ns));
+    named.truncate(most);
+    let intruders: Vec<Intruder> = named
+        .into_iter()
         .map(|t| Intruder {
-            task: task(&t.task, proc),
+            task: name(&t.task, t.cgroup),
             ns: t.ns,
             slices: t.slices,
             charged_ns: t.charged_ns,
         })
         .collect();
-    intruders.sort_by_key(|i| std::cmp::Reverse(i.ns));
     let stolen = c
         .sources
         .iter()
@@ -256,7 +301,14 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
     TracedCpu {
         cpu: c.cpu,
         window_ns: c.window_ns,
-        owner: c.owner.as_ref().map(|o| task(o, proc)),
+        owner: c.owner.as_ref().map(|o| {
+            let cg = c
+                .tasks
+                .iter()
+                .find(|t| t.task.tid == o.tid)
+                .and_then(|t| t.cgroup);
+            name(o, cg)
+        }),
         owner_ns: c.tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum(),
         intruders,
         stolen,
@@ -267,6 +319,7 @@ fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
         sampled: false,
         owner_given: c.owner_given,
         owner_was: None,
+        kernel: c.kernel.clone(),
     }
 }
 

@@ -59,6 +59,9 @@ impl<A: Addition> TraceSource for Wrapped<A> {
     fn seen_leaving(&mut self, named: Vec<(u32, Vec<u32>)>) {
         self.inner.seen_leaving(named);
     }
+    fn in_kernel(&self) -> bool {
+        self.inner.in_kernel()
+    }
 }
 
 #[cfg(test)]

@@ -154,6 +154,7 @@ mod tests {
             charged_ns: Some(ns + 10),
             irq_ns: 0,
             wake_ns: 0,
+            cgroup: None,
         }
     }
 
@@ -176,6 +177,7 @@ mod tests {
             idle_exits_hidden: 0,
             idle_wake_ns: 0,
             idle_edge_ns: 0,
+            kernel: None,
         }
     }
 
@@ -187,6 +189,7 @@ mod tests {
                 tid: pid,
                 per_cpu_kthread: false,
                 exited: false,
+                cgroup: None,
             },
             ns,
             slices: 2,
@@ -217,6 +220,7 @@ mod tests {
                     tid: 701,
                     per_cpu_kthread: false,
                     exited: false,
+                    cgroup: None,
                 }),
                 intruders: vec![
                     intruder(THREAD_NAME, 900, 1_500_000),

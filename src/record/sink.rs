@@ -318,6 +318,7 @@ mod tags_tests {
                 tid: pid,
                 per_cpu_kthread: false,
                 exited: false,
+                cgroup: None,
             },
             ns: (ms * 1e6) as u64,
             charged_ns: None,

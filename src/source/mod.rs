@@ -3,6 +3,7 @@
 
 pub mod bpf;
 pub mod capture;
+pub mod cgroups;
 pub mod fs;
 pub mod hw;
 pub mod idle_ring;

@@ -67,6 +67,8 @@ pub struct TaskTime {
     /// charges it (the interrupt that woke it and the switch to it), ns:
     /// no record of the idle task shows it; its own run time records do.
     pub wake_ns: u64,
+    /// Its cgroup v2 id, where the kernel counted it.
+    pub cgroup: Option<u64>,
 }
 
 /// What took the time.
@@ -157,6 +159,9 @@ pub struct CpuTrace {
     /// ns: where cpuidle's residency may not be counted yet (a state is
     /// counted when the CPU leaves it).
     pub idle_edge_ns: u64,
+    /// Switches, migrations, idle entries and run-queue waits, where the
+    /// kernel counted them.
+    pub kernel: Option<super::in_kernel::KernelCounts>,
 }
 
 impl CpuTrace {
@@ -675,6 +680,7 @@ impl CpuAccount {
                 charged_ns: (self.runtime_seen && tid != 0).then_some(a.charged),
                 irq_ns: irq_ns.get(&tid).copied().unwrap_or(0),
                 wake_ns: a.wake,
+                cgroup: None,
             })
             .collect();
         // A task the scheduler charged far less than the trace held it
@@ -771,6 +777,7 @@ impl CpuAccount {
             idle_exits_hidden: self.idle_exits_hidden,
             idle_wake_ns: self.idle_wake_ns,
             idle_edge_ns: self.idle_edge_ns,
+            kernel: None,
         };
 
         self.start = end.max(self.start);
@@ -875,6 +882,7 @@ impl TraceSession {
                     charged_ns: None,
                     irq_ns: 0,
                     wake_ns: 0,
+                    cgroup: t.cgroup,
                 });
                 if let Some(c) = t.charged_ns {
                     e.charged_ns = Some(e.charged_ns.unwrap_or(0) + c);
@@ -952,6 +960,7 @@ impl TraceSession {
                     idle_exits_hidden: s.idle_exits_hidden,
                     idle_wake_ns: s.idle_wake_ns,
                     idle_edge_ns: s.idle_edge_ns,
+                    kernel: None,
                 }
             })
             .collect();
@@ -964,7 +973,7 @@ impl TraceSession {
 
 /// Adds every task other than the owner and idle to `sources`, then orders
 /// them all by time taken (most first), kind and name.
-fn add_intruders(sources: &mut Vec<Stolen>, tasks: &[TaskTime]) {
+pub(crate) fn add_intruders(sources: &mut Vec<Stolen>, tasks: &[TaskTime]) {
     for t in tasks.iter().filter(|t| !t.owner && t.task.tid != 0) {
         sources.push(Stolen {
             kind: SourceKind::Task,

@@ -114,6 +114,29 @@ impl Vector {
         }
     }
 
+    /// Its x86 vector number (`arch/x86/include/asm/irq_vectors.h`), which
+    /// its tracepoints pass.
+    pub fn number(self) -> u32 {
+        match self {
+            Vector::LocalTimer => 0xec,
+            Vector::Reschedule => 0xfd,
+            Vector::CallFunction => 0xfc,
+            Vector::CallFunctionSingle => 0xfb,
+            Vector::IrqWork => 0xf6,
+            Vector::ThermalApic => 0xfa,
+            Vector::ThresholdApic => 0xf9,
+            Vector::DeferredErrorApic => 0xf4,
+            Vector::X86PlatformIpi => 0xf7,
+            Vector::ErrorApic => 0xfe,
+            Vector::SpuriousApic => 0xff,
+        }
+    }
+
+    /// The vector of an x86 vector number, if noisetop knows it.
+    pub fn from_number(n: u32) -> Option<Vector> {
+        Vector::ALL.into_iter().find(|v| v.number() == n)
+    }
+
     /// The row of /proc/interrupts that counts it.
     pub fn interrupts_label(self) -> &'static str {
         match self {

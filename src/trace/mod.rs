@@ -11,6 +11,7 @@ pub mod account;
 pub mod crosscheck;
 pub mod decode;
 pub mod format;
+pub mod in_kernel;
 pub mod procinfo;
 
 pub use account::{

@@ -457,6 +457,7 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
         tid: pid,
         per_cpu_kthread: false,
         exited: false,
+        cgroup: None,
     };
     let row = |owner: &str, width: u16| -> String {
         let mut s = vm();

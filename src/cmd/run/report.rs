@@ -897,6 +897,7 @@ mod others_tests {
                     tid: 8571,
                     per_cpu_kthread: false,
                     exited: false,
+                    cgroup: None,
                 },
                 ns: 850_000_000,
                 slices: 3,

@@ -18,6 +18,7 @@
 pub mod btf;
 pub mod layout;
 pub mod object;
+pub mod read;
 mod sys;
 
 use std::ffi::CString;
@@ -35,14 +36,17 @@ const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
 const BPF_PROG_TYPE_TRACING: u32 = 26;
 const BPF_TRACE_RAW_TP: u32 = 23;
 
-/// The x86 system-vector tracepoints, each passing its vector number.
-const VECTORS: [&str; 9] = [
+/// The x86 system-vector tracepoints, each passing its vector number
+/// (a kernel without one, such as one built without MCE, leaves it out).
+const VECTORS: [&str; 11] = [
     "local_timer",
     "reschedule",
     "call_function",
     "call_function_single",
     "irq_work",
     "thermal_apic",
+    "threshold_apic",
+    "deferred_error_apic",
     "error_apic",
     "spurious_apic",
     "x86_platform_ipi",
@@ -111,6 +115,16 @@ impl Loaded {
     pub fn set_generation(&self, g: u32) {
         self.ctl.set_u32(layout::line::GEN, g);
     }
+}
+
+/// A CPU's context switches and migrations in, as counted so far: plain
+/// reads of two counters its programs only ever increase.
+pub fn switches(l: &Loaded, cpu: u32) -> (u64, u64) {
+    let b = cpu as usize * CPU_AREA_SIZE;
+    (
+        l.areas.u64(b + layout::head::SWITCHES),
+        l.areas.u64(b + layout::head::MIG_IN),
+    )
 }
 
 /// The possible CPUs' count from `possible` (`0-255`): the highest + 1.

@@ -1,0 +1,269 @@
+//! Who ran on every CPU, counted in the kernel ([`crate::source::bpf`])
+//! and made into windows ([`crate::trace::in_kernel`]), as the driver's
+//! [`TraceSource`] and [`SwitchSource`]: the watched CPUs are judged, the
+//! others are shown (their top intruders). One read of the mapped areas
+//! per window, from noisetop's own CPU: no system call reaches a watched
+//! CPU and no event is copied out.
+//!
+//! Names come from what the kernel kept (each task's `comm`, thread
+//! group and cgroup id); /proc is read only for the tasks shown, to tell
+//! per-CPU kernel threads and tasks that have exited, with the answers
+//! kept for a while. IRQ names come from `/sys/kernel/irq/N/actions`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::trace::{Owners, bound, cpu_with};
+use super::{SwitchSource, TraceSource};
+use crate::noise::traced::{Traced, TracedTask};
+use crate::source::bpf::{self, Loaded, Refused, read::read_cpu};
+use crate::source::cgroups::CgroupPaths;
+use crate::source::switch_ring::SwitchCount;
+use crate::trace::in_kernel::CpuBook;
+use crate::trace::{CpuTrace, SourceKind, TaskId, TraceWindow};
+
+/// Intruders kept for a CPU that is shown, not judged.
+const SHOWN_INTRUDERS: usize = 8;
+
+/// Most answers kept about threads (kernel thread or not).
+const KEEP_THREADS: usize = 4096;
+
+/// The loaded programs and each CPU's accounting.
+#[derive(Debug)]
+struct Counter {
+    loaded: Loaded,
+    books: Vec<Option<CpuBook>>,
+}
+
+/// The in-kernel counts as the driver's trace source.
+pub struct InKernelTrace {
+    counter: Arc<Mutex<Counter>>,
+    proc: PathBuf,
+    online: PathBuf,
+    watched: Vec<u32>,
+    owners: Owners,
+    cgroups: CgroupPaths,
+    irq_names: HashMap<u32, String>,
+    sysfs: PathBuf,
+    threads: HashMap<u32, bool>,
+}
+
+/// The same counts' switches and migrations, for the snapshot.
+pub struct InKernelSwitches {
+    counter: Arc<Mutex<Counter>>,
+    cpus: Vec<u32>,
+}
+
+/// Loads the programs and opens both sources over them.
+pub fn open(
+    sysfs: &Path,
+    proc: &Path,
+    watched: &[u32],
+    owners: Vec<u32>,
+) -> Result<(InKernelTrace, InKernelSwitches), Refused> {
+    let loaded = bpf::load(sysfs)?;
+    let books = (0..loaded.nr_cpus).map(|_| None).collect();
+    let counter = Arc::new(Mutex::new(Counter { loaded, books }));
+    let mut t = InKernelTrace {
+        counter: Arc::clone(&counter),
+        proc: proc.to_path_buf(),
+        online: sysfs.join("devices/system/cpu/online"),
+        watched: Vec::new(),
+        owners: Owners::new(owners),
+        cgroups: CgroupPaths::new(proc),
+        irq_names: HashMap::new(),
+        sysfs: sysfs.to_path_buf(),
+        threads: HashMap::new(),
+    };
+    t.retarget(watched).map_err(Refused::KernelLacks)?;
+    // the first read: every window is a difference from it
+    t.drain();
+    Ok((
+        t,
+        InKernelSwitches {
+            counter,
+            cpus: watched.to_vec(),
+        },
+    ))
+}
+
+impl InKernelTrace {
+    fn irq_name(&mut self, irq: u32) -> String {
+        if let Some(n) = self.irq_names.get(&irq) {
+            return n.clone();
+        }
+        let path = self.sysfs.join(format!("kernel/irq/{irq}/actions"));
+        let name = crate::source::read_small(&path, 256)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| format!("irq {irq}"));
+        // IRQ numbers are few and fixed: no cap needed beyond them
+        self.irq_names.insert(irq, name.clone());
+        name
+    }
+
+    fn name(&mut self, t: &TaskId, cgroup: Option<u64>) -> TracedTask {
+        if self.threads.len() > KEEP_THREADS {
+            self.threads.clear();
+        }
+        let proc = self.proc.clone();
+        let per_cpu = *self
+            .threads
+            .entry(t.tid)
+            .or_insert_with(|| bound(&proc, t.tid));
+        TracedTask {
+            comm: t.comm.clone().unwrap_or_else(|| {
+                crate::source::read_small(&proc.join(format!("{}/comm", t.tid)), 64)
+                    .map_or_else(|_| format!("tid {}", t.tid), |c| c.trim().to_string())
+            }),
+            pid: t.pid.unwrap_or(t.tid),
+            tid: t.tid,
+            per_cpu_kthread: per_cpu,
+            exited: !crate::source::tasks::alive(&proc, t.tid),
+            cgroup: cgroup.and_then(|id| self.cgroups.path(id)),
+        }
+    }
+
+    fn online(&self) -> Vec<u32> {
+        crate::source::read_small(&self.online, 4096)
+            .ok()
+            .and_then(|t| crate::collect::cpulist::parse(t.trim()).ok())
+            .unwrap_or_default()
+    }
+
+    fn windows(&mut self) -> Vec<CpuTrace> {
+        let online = self.online();
+        let mut c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
+        let ended = c.loaded.generation();
+        c.loaded.set_generation(ended + 1);
+        let cut = crate::sys::monotonic_ns();
+        let mut out = Vec::new();
+        let Counter { loaded, books } = &mut *c;
+        for cpu in online {
+            let Some(slot) = books.get_mut(cpu as usize) else {
+                continue;
+            };
+            if let Some(book) = slot {
+                // slots touched in the window before too: a program that
+                // read the number just before it moved writes after the
+                // last read
+                let raw = read_cpu(&loaded.areas, &loaded.remotes, cpu, ended.saturating_sub(1));
+                out.push(book.window(&raw, cut, ended));
+            } else {
+                let raw = read_cpu(&loaded.areas, &loaded.remotes, cpu, 0);
+                let mut book = CpuBook::new(cpu);
+                if self.watched.contains(&cpu) {
+                    book.set_owner(self.owners.pids.clone());
+                }
+                book.start(&raw, cut);
+                *slot = Some(book);
+            }
+        }
+        out
+    }
+
+    fn set_book_owners(&mut self) {
+        let mut c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
+        for book in c.books.iter_mut().flatten() {
+            let pids = if self.watched.contains(&book.cpu()) {
+                self.owners.pids.clone()
+            } else {
+                Vec::new()
+            };
+            book.set_owner(pids);
+        }
+    }
+}
+
+impl TraceSource for InKernelTrace {
+    fn drain(&mut self) -> Traced {
+        let mut windows = self.windows();
+        for w in &mut windows {
+            for s in &mut w.sources {
+                if let (SourceKind::Irq, Some(n)) = (s.kind, s.irq) {
+                    s.name = self.irq_name(n);
+                }
+            }
+        }
+        let (judged, shown): (Vec<CpuTrace>, Vec<CpuTrace>) = windows
+            .into_iter()
+            .partition(|w| self.watched.contains(&w.cpu));
+        let mut out = Traced::default();
+        for w in &judged {
+            let c = cpu_with(w, usize::MAX, &mut |t, cg| self.name(t, cg));
+            out.cpus.push(c);
+        }
+        for w in &shown {
+            let c = cpu_with(w, SHOWN_INTRUDERS, &mut |t, cg| self.name(t, cg));
+            out.browsed.push(c);
+        }
+        let w = TraceWindow {
+            cpus: judged,
+            lost: 0,
+        };
+        let proc = self.proc.clone();
+        if self.owners.settle(&mut out, &w, &proc) {
+            self.set_book_owners();
+        }
+        out
+    }
+
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+        self.watched = cpus.to_vec();
+        self.set_book_owners();
+        Ok(())
+    }
+
+    fn cpus(&self) -> Vec<u32> {
+        self.watched.clone()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
+        if c.loaded.absent.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "this kernel has no tracepoint {}: nothing is counted there",
+            c.loaded.absent.join(", ")
+        )]
+    }
+
+    fn set_owners(&mut self, pids: Vec<u32>) {
+        self.owners = Owners::new(pids);
+        self.set_book_owners();
+    }
+
+    fn owners(&self) -> Vec<u32> {
+        self.owners.pids.clone()
+    }
+
+    fn in_kernel(&self) -> bool {
+        true
+    }
+}
+
+impl SwitchSource for InKernelSwitches {
+    fn counts_at(&mut self, _cut_ns: u64) -> Vec<SwitchCount> {
+        let c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
+        self.cpus
+            .iter()
+            .filter(|&&cpu| cpu < c.loaded.nr_cpus)
+            .map(|&cpu| {
+                let (switches, migrations) = bpf::switches(&c.loaded, cpu);
+                SwitchCount {
+                    cpu,
+                    switches,
+                    migrations,
+                }
+            })
+            .collect()
+    }
+
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+        self.cpus = cpus.to_vec();
+        Ok(())
+    }
+}
