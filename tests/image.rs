@@ -201,6 +201,9 @@ fn the_manifest_reads_as_the_test_expects() {
     assert_eq!(p.args[0], "serve");
     assert!(p.host_pid && p.read_only_root && p.no_new_privs);
     assert_eq!(p.uid, 0);
+    // PERFMON: perf counters and tracepoints; SYS_RAWIO: MSR reads; BPF:
+    // the in-kernel accounting of who ran, whose programs load with
+    // CAP_BPF and CAP_PERFMON
     assert_eq!(
         mask(&p.caps),
         1 << 17 | 1 << 38 | 1 << 39,
