@@ -114,7 +114,7 @@ fn the_daemonset_validates_against_the_kubernetes_schema() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(&manifest).unwrap();
-    assert!(text.contains("add: [\"PERFMON\", \"SYS_RAWIO\"]"));
+    assert!(text.contains("add: [\"PERFMON\", \"SYS_RAWIO\", \"BPF\"]"));
     assert!(text.contains("drop: [\"ALL\"]") && text.contains("hostPID: true"));
     // the validator can fail: a field the schema does not have is refused
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! One module per kernel interface. Each turns raw text (or raw counters)
 //! into plain data; none of them computes a rate.
 
+pub mod cgroup_name;
 pub mod cpufreq;
 pub use crate::base::cpulist;
 pub mod cpuidle;
