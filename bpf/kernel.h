@@ -16,6 +16,7 @@ typedef __u16 u16;
 typedef __u32 u32;
 typedef __u64 u64;
 typedef _Bool bool;
+enum { false = 0, true = 1 };
 typedef __u16 __be16;
 typedef __u32 __be32;
 typedef __u32 __wsum;
@@ -34,11 +35,16 @@ struct css_set {
 	struct cgroup *dfl_cgrp;
 };
 
+struct sched_entity {
+	u64 sum_exec_runtime;
+};
+
 struct task_struct {
 	int pid;
 	int tgid;
 	char comm[16];
 	struct css_set *cgroups;
+	struct sched_entity se;
 };
 
 struct cpumask {

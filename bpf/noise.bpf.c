@@ -170,13 +170,58 @@ static __always_inline struct task_slot *task_slot(struct cpu_area *a, __u32 tid
 	c->max_ns = 0;
 	c->irq_ns = 0;
 	c->last_start = 0;
+	c->charged = 0;
 	barrier();
 	c->epoch += 1;
 	return c;
 }
 
-/* Closes the slice of the task leaving (the current one). */
-static __always_inline void close_slice(struct cpu_area *a, struct task_struct *prev, __u64 now, __u32 gen)
+/* Adds a slice of `tid` to its slot: `ran` between switches, `irq` in
+ * interruptions, `charged` by the scheduler. `named`: the task is the one
+ * leaving, so its name and cgroup come from `current`. */
+static __always_inline void add_slice(struct cpu_area *a, __u32 tid, __u32 tgid, __u64 start, __u64 ran,
+				      __u64 irq, __u64 charged, bool named, __u32 gen)
+{
+	struct cpu_head *h = &a->head;
+	if (tid == 0) {
+		h->idle_ns += ran;
+		h->idle_slices++;
+		return;
+	}
+	struct task_slot *s = task_slot(a, tid, tgid, gen);
+	if (!s) {
+		h->others_ns += ran;
+		h->others_slices++;
+		return;
+	}
+	s->touched = gen;
+	s->tgid = tgid;
+	if (named) {
+		/* current is still the task leaving: its name (after an exec
+		 * in the slice too) and its cgroup come cheapest from there */
+		s->cgroup = bpf_get_current_cgroup_id();
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	}
+	s->ns += ran;
+	s->irq_ns += irq;
+	s->slices++;
+	s->charged += charged;
+	s->last_start = start;
+	if (s->max_gen != gen) {
+		s->max_gen = gen;
+		s->max_ns = ran;
+	} else if (ran > s->max_ns) {
+		s->max_ns = ran;
+	}
+}
+
+/* Closes the slice open since the last switch in, at a switch out of
+ * `prev`. Where `prev` is not the task that switched in, the kernel showed
+ * no switch between them (seen on a PVM guest, for its agent's threads):
+ * the one that switched in ran what the scheduler charged it since, and
+ * `prev` the rest. */
+static __always_inline void close_slice(struct cpu_area *a, struct task_struct *prev, __u32 ptid, __u64 now,
+					__u32 gen)
 {
 	struct cpu_head *h = &a->head;
 	if (!h->slice_start)
@@ -184,34 +229,27 @@ static __always_inline void close_slice(struct cpu_area *a, struct task_struct *
 	__u64 span = now - h->slice_start;
 	__u64 irq = h->slice_irq < span ? h->slice_irq : span;
 	__u64 ran = span - irq;
-	__u32 tid = h->cur_tid;
-	if (tid == 0) {
-		h->idle_ns += ran;
-		h->idle_slices++;
+	/* the scheduler brought prev's charge up to date just before this */
+	__u64 sum = prev->se.sum_exec_runtime;
+	if (h->cur_tid == ptid) {
+		add_slice(a, ptid, h->cur_tgid, h->slice_start, ran, irq, sum > h->cur_sum0 ? sum - h->cur_sum0 : 0,
+			  true, gen);
 		return;
 	}
-	struct task_slot *s = task_slot(a, tid, h->cur_tgid, gen);
-	if (!s) {
-		h->others_ns += ran;
-		h->others_slices++;
-		return;
+	h->unseen++;
+	h->unseen_ns += span;
+	__u64 first = 0;
+	/* a local first: CO-RE relocates the task's fields, not the head's */
+	struct task_struct *cur = (struct task_struct *)h->cur_task;
+	if (h->cur_tid && cur) {
+		__u64 now_sum = BPF_CORE_READ(cur, se.sum_exec_runtime);
+		if (now_sum > h->cur_sum0)
+			first = now_sum - h->cur_sum0;
 	}
-	s->touched = gen;
-	s->tgid = h->cur_tgid;
-	/* current is still the task leaving: its name (after an exec in
-	 * the slice too) and its cgroup come cheapest from there */
-	s->cgroup = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	s->ns += ran;
-	s->irq_ns += irq;
-	s->slices++;
-	s->last_start = h->slice_start;
-	if (s->max_gen != gen) {
-		s->max_gen = gen;
-		s->max_ns = ran;
-	} else if (ran > s->max_ns) {
-		s->max_ns = ran;
-	}
+	if (first > ran)
+		first = ran;
+	add_slice(a, h->cur_tid, h->cur_tgid, h->slice_start, first, 0, first, false, gen);
+	add_slice(a, ptid, prev->tgid, h->slice_start + first, ran - first, irq, ran - first, true, gen);
 }
 
 SEC("tp_btf/sched_switch")
@@ -236,10 +274,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		h->unmatched += h->depth;
 		h->depth = 0;
 	}
-	/* the slice open at attach is not known from its start: it is
-	 * counted from the first switch on */
-	if (h->cur_tid == ptid)
-		close_slice(a, prev, now, gen);
+	close_slice(a, prev, ptid, now, gen);
 	if (ptid && (preempt || prev_state == 0)) {
 		/* still runnable: its wait for the CPU starts now */
 		h->preempts++;
@@ -251,6 +286,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	}
 	h->cur_tid = ntid;
 	h->cur_tgid = next->tgid;
+	h->cur_sum0 = next->se.sum_exec_runtime;
+	h->cur_task = (__u64)next;
 	h->slice_start = now;
 	h->slice_irq = 0;
 	if (ntid) {

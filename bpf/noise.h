@@ -49,6 +49,11 @@ struct cpu_head {
 	/* the task running now (tid 0: idle), since slice_start ns */
 	__u32 cur_tid;
 	__u32 cur_tgid;
+	/* the scheduler's charge of it (sum_exec_runtime) when it switched in */
+	__u64 cur_sum0;
+	/* its task_struct, to read that charge again at a switch out the
+	 * kernel did not show */
+	__u64 cur_task;
 	__u64 slice_start;
 	/* interruptions in the current slice so far, ns */
 	__u64 slice_irq;
@@ -80,7 +85,11 @@ struct cpu_head {
 	__u64 idle_entries;
 	__u64 idle_state_ns[NIDLE];
 	__u64 idle_state_count[NIDLE];
-	__u64 pad1[62];
+	/* switches whose task leaving was not the one that switched in (the
+	 * kernel showed no switch between them), and the time they spanned */
+	__u64 unseen;
+	__u64 unseen_ns;
+	__u64 pad1[58];
 };
 
 struct src_slot {
@@ -111,6 +120,10 @@ struct task_slot {
 	__u64 irq_ns;
 	/* when its last closed slice began */
 	__u64 last_start;
+	/* what the scheduler charged it over its closed slices, ns: what its
+	 * schedstat counts (from a wake-up that preempted another task, where
+	 * the scheduler skips a clock update, rather than from its switch in) */
+	__u64 charged;
 };
 
 struct cpu_area {
@@ -137,7 +150,7 @@ struct ctl {
 
 /* The sizes both sides check. */
 #define CPU_HEAD_SIZE 1024
-#define CPU_AREA_SIZE (CPU_HEAD_SIZE + NHIST * 8 + NSRC * 32 + NSLOTS * 80)
+#define CPU_AREA_SIZE (CPU_HEAD_SIZE + NHIST * 8 + NSRC * 32 + NSLOTS * 88)
 #define REMOTE_SIZE 64
 #define CTL_SIZE 64
 

@@ -29,11 +29,71 @@ const SHOWN_INTRUDERS: usize = 8;
 /// Most answers kept about threads (kernel thread or not).
 const KEEP_THREADS: usize = 4096;
 
-/// The loaded programs and each CPU's accounting.
+/// The loaded programs and each CPU's accounting: windows of any CPUs,
+/// ending where the caller says.
 #[derive(Debug)]
-struct Counter {
+pub struct Counter {
     loaded: Loaded,
     books: Vec<Option<CpuBook>>,
+}
+
+impl Counter {
+    /// Loads the programs.
+    pub fn open(sysfs: &Path) -> Result<Counter, Refused> {
+        let loaded = bpf::load(sysfs)?;
+        let books = (0..loaded.nr_cpus).map(|_| None).collect();
+        Ok(Counter { loaded, books })
+    }
+
+    /// The window of each of `cpus` since the last call, ending at `cut`
+    /// (`CLOCK_MONOTONIC`, read just before); a CPU read for the first
+    /// time only starts its count. `owners` gives each CPU's owner pids
+    /// (empty: the longest runner).
+    pub fn windows(
+        &mut self,
+        cpus: &[u32],
+        cut: u64,
+        owners: &dyn Fn(u32) -> Vec<u32>,
+    ) -> Vec<CpuTrace> {
+        let ended = self.loaded.generation();
+        self.loaded.set_generation(ended + 1);
+        let mut out = Vec::new();
+        for &cpu in cpus {
+            let Some(slot) = self.books.get_mut(cpu as usize) else {
+                continue;
+            };
+            if let Some(book) = slot {
+                // slots touched in the window before too: a program that
+                // read the number just before it moved writes after the
+                // last read
+                let raw = read_cpu(
+                    &self.loaded.areas,
+                    &self.loaded.remotes,
+                    cpu,
+                    ended.saturating_sub(1),
+                );
+                book.set_owner(owners(cpu));
+                out.push(book.window(&raw, cut, ended));
+            } else {
+                let raw = read_cpu(&self.loaded.areas, &self.loaded.remotes, cpu, 0);
+                let mut book = CpuBook::new(cpu);
+                book.set_owner(owners(cpu));
+                book.start(&raw, cut);
+                *slot = Some(book);
+            }
+        }
+        out
+    }
+
+    /// A CPU's switches and migrations in, counted so far.
+    pub fn switches(&self, cpu: u32) -> Option<(u64, u64)> {
+        (cpu < self.loaded.nr_cpus).then(|| bpf::switches(&self.loaded, cpu))
+    }
+
+    /// Tracepoints this kernel lacks.
+    pub fn absent(&self) -> &[String] {
+        &self.loaded.absent
+    }
 }
 
 /// The in-kernel counts as the driver's trace source.
@@ -62,9 +122,7 @@ pub fn open(
     watched: &[u32],
     owners: Vec<u32>,
 ) -> Result<(InKernelTrace, InKernelSwitches), Refused> {
-    let loaded = bpf::load(sysfs)?;
-    let books = (0..loaded.nr_cpus).map(|_| None).collect();
-    let counter = Arc::new(Mutex::new(Counter { loaded, books }));
+    let counter = Arc::new(Mutex::new(Counter::open(sysfs)?));
     let mut t = InKernelTrace {
         counter: Arc::clone(&counter),
         proc: proc.to_path_buf(),
@@ -135,45 +193,19 @@ impl InKernelTrace {
 
     fn windows(&mut self) -> Vec<CpuTrace> {
         let online = self.online();
-        let mut c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
-        let ended = c.loaded.generation();
-        c.loaded.set_generation(ended + 1);
         let cut = crate::sys::monotonic_ns();
-        let mut out = Vec::new();
-        let Counter { loaded, books } = &mut *c;
-        for cpu in online {
-            let Some(slot) = books.get_mut(cpu as usize) else {
-                continue;
-            };
-            if let Some(book) = slot {
-                // slots touched in the window before too: a program that
-                // read the number just before it moved writes after the
-                // last read
-                let raw = read_cpu(&loaded.areas, &loaded.remotes, cpu, ended.saturating_sub(1));
-                out.push(book.window(&raw, cut, ended));
-            } else {
-                let raw = read_cpu(&loaded.areas, &loaded.remotes, cpu, 0);
-                let mut book = CpuBook::new(cpu);
-                if self.watched.contains(&cpu) {
-                    book.set_owner(self.owners.pids.clone());
-                }
-                book.start(&raw, cut);
-                *slot = Some(book);
-            }
-        }
-        out
-    }
-
-    fn set_book_owners(&mut self) {
-        let mut c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
-        for book in c.books.iter_mut().flatten() {
-            let pids = if self.watched.contains(&book.cpu()) {
-                self.owners.pids.clone()
+        let (watched, pids) = (&self.watched, &self.owners.pids);
+        let owners = |cpu: u32| {
+            if watched.contains(&cpu) {
+                pids.clone()
             } else {
                 Vec::new()
-            };
-            book.set_owner(pids);
-        }
+            }
+        };
+        self.counter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .windows(&online, cut, &owners)
     }
 }
 
@@ -204,15 +236,13 @@ impl TraceSource for InKernelTrace {
             lost: 0,
         };
         let proc = self.proc.clone();
-        if self.owners.settle(&mut out, &w, &proc) {
-            self.set_book_owners();
-        }
+        // the owner's descendants found here are owned from the next window
+        self.owners.settle(&mut out, &w, &proc);
         out
     }
 
     fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
         self.watched = cpus.to_vec();
-        self.set_book_owners();
         Ok(())
     }
 
@@ -222,18 +252,17 @@ impl TraceSource for InKernelTrace {
 
     fn notes(&self) -> Vec<String> {
         let c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
-        if c.loaded.absent.is_empty() {
+        if c.absent().is_empty() {
             return Vec::new();
         }
         vec![format!(
             "this kernel has no tracepoint {}: nothing is counted there",
-            c.loaded.absent.join(", ")
+            c.absent().join(", ")
         )]
     }
 
     fn set_owners(&mut self, pids: Vec<u32>) {
         self.owners = Owners::new(pids);
-        self.set_book_owners();
     }
 
     fn owners(&self) -> Vec<u32> {
@@ -250,14 +279,13 @@ impl SwitchSource for InKernelSwitches {
         let c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
         self.cpus
             .iter()
-            .filter(|&&cpu| cpu < c.loaded.nr_cpus)
-            .map(|&cpu| {
-                let (switches, migrations) = bpf::switches(&c.loaded, cpu);
-                SwitchCount {
+            .filter_map(|&cpu| {
+                let (switches, migrations) = c.switches(cpu)?;
+                Some(SwitchCount {
                     cpu,
                     switches,
                     migrations,
-                }
+                })
             })
             .collect()
     }

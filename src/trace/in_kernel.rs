@@ -48,6 +48,14 @@ pub struct KernelCounts {
     pub untabled_slices: u64,
     /// Switches of tasks the kernel gave no storage for a wake-up time.
     pub unstored: u64,
+    /// Switches out of a task other than the one that switched in: the
+    /// kernel showed no switch between them. The time between went to
+    /// the first as far as the scheduler charged it, the rest to the other.
+    #[serde(default)]
+    pub unseen_switches: u64,
+    /// The time those switches spanned, ns.
+    #[serde(default)]
+    pub unseen_ns: u64,
 }
 
 /// One idle state over a window.
@@ -144,6 +152,7 @@ struct Slot {
     ns: u64,
     slices: u32,
     irq_ns: u64,
+    charged: u64,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -158,6 +167,8 @@ struct Acc {
     cgroup: Option<u64>,
     /// Slices its slot closed in the window.
     closed: u64,
+    /// What the scheduler charged it for those.
+    charged: u64,
 }
 
 /// The accounting state of one CPU between reads.
@@ -259,6 +270,7 @@ impl CpuBook {
                     ns: t.ns,
                     slices: t.slices,
                     irq_ns: t.irq_ns,
+                    charged: t.charged,
                 };
             }
         }
@@ -293,14 +305,15 @@ impl CpuBook {
                 continue;
             };
             let same = p.epoch == t.epoch && p.tid == t.tid;
-            let (ns, slices, irq) = if same {
+            let (ns, slices, irq, charged) = if same {
                 (
                     t.ns.saturating_sub(p.ns),
                     u64::from(t.slices.saturating_sub(p.slices)),
                     t.irq_ns.saturating_sub(p.irq_ns),
+                    t.charged.saturating_sub(p.charged),
                 )
             } else {
-                (t.ns, u64::from(t.slices), t.irq_ns)
+                (t.ns, u64::from(t.slices), t.irq_ns, t.charged)
             };
             let max = if t.max_gen == window_gen { t.max_ns } else { 0 };
             if ns == 0 && slices == 0 && irq == 0 && max == 0 {
@@ -310,6 +323,7 @@ impl CpuBook {
             a.ns += ns;
             a.slices += slices;
             a.closed += slices;
+            a.charged += charged;
             a.irq_ns += irq;
             a.max_ns = a.max_ns.max(max);
             a.tgid = Some(t.tgid);
@@ -430,7 +444,10 @@ impl CpuBook {
                 slices: a.slices,
                 carried: a.carried,
                 max_ns: a.max_ns,
-                charged_ns: None,
+                // counted as a slice closes: none for a task whose slices
+                // all stay open past the window (a charge of 0 would say
+                // it took nothing)
+                charged_ns: (a.closed > 0).then_some(a.charged),
                 irq_ns: a.irq_ns,
                 wake_ns: 0,
                 cgroup: a.cgroup,
@@ -496,6 +513,8 @@ impl CpuBook {
             },
             untabled_slices,
             unstored: d(h.no_storage, self.head.no_storage),
+            unseen_switches: d(h.unseen, self.head.unseen),
+            unseen_ns: d(h.unseen_ns, self.head.unseen_ns),
         };
         let out = CpuTrace {
             cpu: self.cpu,

@@ -27,6 +27,7 @@ fn slot(slot: usize, tid: u32, name: &str, ns: u64, slices: u32, last_start: u64
         max_gen: 0,
         irq_ns: 0,
         last_start,
+        charged: ns + 1000,
     }
 }
 
@@ -65,6 +66,7 @@ fn a_task_running_across_windows_gets_each_window_whole() {
     let t = task(&w, 100);
     assert_eq!((t.ns, t.slices, t.carried), (1000 * MS, 1, 1));
     assert_eq!(t.max_ns, 1500 * MS, "the whole slice so far");
+    assert_eq!(t.charged_ns, None, "no slice closed: no charge said");
     assert_eq!(w.unknown_ns, 0);
     assert!(t.owner, "the longest runner owns the CPU");
     let w = b.window(&read(100, 500 * MS, 0, vec![]), 3000 * MS, 4);
@@ -86,6 +88,11 @@ fn a_slice_that_closes_is_taken_out_of_the_window_before() {
     let w = b.window(&r, 2000 * MS, 3);
     let t = task(&w, 100);
     assert_eq!((t.ns, t.slices, t.carried), (400 * MS, 1, 1));
+    assert_eq!(
+        t.charged_ns,
+        Some(900 * MS + 1000),
+        "the whole slice, charged as it closed"
+    );
     assert_eq!(t.task.comm.as_deref(), Some("bench"));
     assert_eq!(t.cgroup, Some(77));
     let s = task(&w, 200);

@@ -39,7 +39,7 @@ pub const TASK_AT: usize = SRC_AT + NSRC * SRC_SIZE;
 /// Bytes of a source slot.
 pub const SRC_SIZE: usize = 32;
 /// Bytes of a task slot.
-pub const TASK_SIZE: usize = 80;
+pub const TASK_SIZE: usize = 88;
 /// Bytes of a CPU's line of counts other CPUs add.
 pub const REMOTE_SIZE: usize = 64;
 /// Bytes of the control line.
@@ -50,30 +50,34 @@ pub mod head {
     pub const SEQ: usize = 0;
     pub const CUR_TID: usize = 8;
     pub const CUR_TGID: usize = 12;
-    pub const SLICE_START: usize = 16;
-    pub const SLICE_IRQ: usize = 24;
-    pub const DEPTH: usize = 32;
-    pub const STACK: usize = 40;
+    pub const CUR_SUM0: usize = 16;
+    pub const CUR_TASK: usize = 24;
+    pub const SLICE_START: usize = 32;
+    pub const SLICE_IRQ: usize = 40;
+    pub const DEPTH: usize = 48;
+    pub const STACK: usize = 56;
     /// Bytes of one `struct frame` (src u32, pad, start u64, inner u64).
     pub const FRAME: usize = 24;
-    pub const EVENTS: usize = 232;
-    pub const SWITCHES: usize = 240;
-    pub const PREEMPTS: usize = 248;
-    pub const MIG_IN: usize = 256;
-    pub const IDLE_NS: usize = 264;
-    pub const IDLE_SLICES: usize = 272;
-    pub const OTHERS_NS: usize = 280;
-    pub const OTHERS_SLICES: usize = 288;
-    pub const SRC_FULL: usize = 296;
-    pub const UNMATCHED: usize = 304;
-    pub const NO_STORAGE: usize = 312;
-    pub const RQ_WAITS: usize = 320;
-    pub const RQ_DELAY_NS: usize = 328;
-    pub const RQ_DELAY_MAX: usize = 336;
-    pub const RQ_MAX_GEN: usize = 344;
-    pub const IDLE_ENTRIES: usize = 360;
-    pub const IDLE_STATE_NS: usize = 368;
-    pub const IDLE_STATE_COUNT: usize = 448;
+    pub const EVENTS: usize = 248;
+    pub const SWITCHES: usize = 256;
+    pub const PREEMPTS: usize = 264;
+    pub const MIG_IN: usize = 272;
+    pub const IDLE_NS: usize = 280;
+    pub const IDLE_SLICES: usize = 288;
+    pub const OTHERS_NS: usize = 296;
+    pub const OTHERS_SLICES: usize = 304;
+    pub const SRC_FULL: usize = 312;
+    pub const UNMATCHED: usize = 320;
+    pub const NO_STORAGE: usize = 328;
+    pub const RQ_WAITS: usize = 336;
+    pub const RQ_DELAY_NS: usize = 344;
+    pub const RQ_DELAY_MAX: usize = 352;
+    pub const RQ_MAX_GEN: usize = 360;
+    pub const IDLE_ENTRIES: usize = 376;
+    pub const IDLE_STATE_NS: usize = 384;
+    pub const IDLE_STATE_COUNT: usize = 464;
+    pub const UNSEEN: usize = 544;
+    pub const UNSEEN_NS: usize = 552;
 }
 
 /// `struct src_slot` fields.
@@ -99,6 +103,7 @@ pub mod task {
     pub const MAX_NS: usize = 56;
     pub const IRQ_NS: usize = 64;
     pub const LAST_START: usize = 72;
+    pub const CHARGED: usize = 80;
 }
 
 /// `struct remote` and `struct ctl` fields.
@@ -171,6 +176,8 @@ mod tests {
             ("seq", head::SEQ),
             ("cur_tid", head::CUR_TID),
             ("cur_tgid", head::CUR_TGID),
+            ("cur_sum0", head::CUR_SUM0),
+            ("cur_task", head::CUR_TASK),
             ("slice_start", head::SLICE_START),
             ("slice_irq", head::SLICE_IRQ),
             ("depth", head::DEPTH),
@@ -193,6 +200,8 @@ mod tests {
             ("idle_entries", head::IDLE_ENTRIES),
             ("idle_state_ns", head::IDLE_STATE_NS),
             ("idle_state_count", head::IDLE_STATE_COUNT),
+            ("unseen", head::UNSEEN),
+            ("unseen_ns", head::UNSEEN_NS),
         ] {
             assert_eq!(member(&b, h, name).0, at, "cpu_head.{name}");
         }
@@ -222,6 +231,7 @@ mod tests {
             ("max_ns", task::MAX_NS),
             ("irq_ns", task::IRQ_NS),
             ("last_start", task::LAST_START),
+            ("charged", task::CHARGED),
         ] {
             assert_eq!(member(&b, t, name).0, at, "task_slot.{name}");
         }

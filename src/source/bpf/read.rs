@@ -59,6 +59,11 @@ pub struct Head {
     pub idle_state_ns: [u64; NIDLE],
     /// Exits from each idle state.
     pub idle_state_count: [u64; NIDLE],
+    /// Switches out of a task that was not the one switched in (the
+    /// kernel showed none between), and the time they spanned, ns.
+    pub unseen: u64,
+    /// See `unseen`.
+    pub unseen_ns: u64,
 }
 
 /// One interruption source's counts.
@@ -107,6 +112,8 @@ pub struct RawTask {
     pub irq_ns: u64,
     /// When its last closed slice began, ns.
     pub last_start: u64,
+    /// What the scheduler charged it over its closed slices, ns.
+    pub charged: u64,
 }
 
 /// What one read of a CPU found.
@@ -166,6 +173,8 @@ fn read_head(m: &Mapping, b: usize) -> Head {
             h.idle_state_ns[i] = m.u64(b + head::IDLE_STATE_NS + 8 * i);
             h.idle_state_count[i] = m.u64(b + head::IDLE_STATE_COUNT + 8 * i);
         }
+        h.unseen = m.u64(b + head::UNSEEN);
+        h.unseen_ns = m.u64(b + head::UNSEEN_NS);
         if m.u64(b + head::SEQ) == s1 {
             break;
         }
@@ -228,6 +237,7 @@ pub fn read_cpu(areas: &Mapping, remotes: &Mapping, cpu: u32, since: u32) -> Raw
             max_gen: areas.u32(o + task::MAX_GEN),
             irq_ns: areas.u64(o + task::IRQ_NS),
             last_start: areas.u64(o + task::LAST_START),
+            charged: areas.u64(o + task::CHARGED),
         };
         if areas.u32(o + task::EPOCH) == epoch {
             tasks.push(t);
