@@ -1,83 +1,90 @@
-//! Cost of decoding and accounting 100 000 tracepoint records of one CPU:
-//! the work `Tracer::drain` does per record once it holds the raw payloads.
-//! Target: at most 10 ms.
-//!
-//! The records are a busy CPU's mix in this machine's payload layout: every
-//! fifth a `sched_switch` among 8 tasks, then device IRQs with their names,
-//! softirqs with an IRQ nested inside, and local timer ticks, each opened and
-//! closed, 100 ns apart.
+//! Cost of one window of one CPU from the in-kernel counts: the work
+//! noisetop does per CPU per interval once the area is read (the read is
+//! plain memory access of the mapped area). A busy CPU: 200 tasks that ran
+//! in the window, 40 interruption sources, a full run-queue histogram.
+//! The bench makes 64 windows in a row; target: at most 50 µs a window,
+//! so that 1 152 CPUs take under 60 ms a second.
 
 use std::hint::black_box;
-use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use noisetop::trace::CpuAccount;
-use noisetop::trace::decode::{Decoder, RawSample, build};
+use noisetop::source::bpf::layout::{IRQ_BASE, NHIST};
+use noisetop::source::bpf::read::{Head, RawCpu, RawSource, RawTask};
+use noisetop::trace::in_kernel::CpuBook;
 
-const RECORDS: usize = 100_000;
+const TASKS: usize = 200;
+const MS: u64 = 1_000_000;
 
-/// `(tid of the task current when it fired, payload)`.
-fn records() -> Vec<(u32, Vec<u8>)> {
-    let names = [
-        "bench",
-        "kworker/1:2",
-        "rcu_preempt",
-        "sshd",
-        "ksoftirqd/1",
-        "chronyd",
-        "swapper/1",
-        "cc1",
-    ];
-    let tid_of = |i: usize| if i == 6 { 0 } else { 100 + i as i32 };
-    let mut out = Vec::with_capacity(RECORDS);
-    let mut cur = 0usize;
-    while out.len() < RECORDS {
-        let tid = tid_of(cur) as u32;
-        let next = (cur + 3) % names.len();
-        out.push((tid, build::irq_entry(41, "virtio3-rx")));
-        out.push((tid, build::irq_exit(41)));
-        out.push((tid, build::softirq(3, false)));
-        out.push((tid, build::irq_entry(42, "virtio3-tx")));
-        out.push((tid, build::irq_exit(42)));
-        out.push((tid, build::softirq(3, true)));
-        out.push((tid, build::local_timer(false)));
-        out.push((tid, build::local_timer(true)));
-        out.push((tid, build::softirq(1, false)));
-        out.push((tid, build::softirq(1, true)));
-        out.push((
-            tid,
-            build::switch((names[cur], tid_of(cur)), 1, (names[next], tid_of(next))),
-        ));
-        cur = next;
+/// The CPU's counts after `round` windows of the same work.
+fn read(round: u64) -> RawCpu {
+    let mut comm = [0u8; 16];
+    comm[..5].copy_from_slice(b"bench");
+    RawCpu {
+        cpu: 1,
+        head: Head {
+            cur_tid: 1000,
+            cur_tgid: 1000,
+            slice_start: round * 1000 * MS + 990 * MS,
+            switches: round * 50_000,
+            idle_ns: round * 100 * MS,
+            rq_waits: round * 20_000,
+            ..Head::default()
+        },
+        hist: (0..NHIST).map(|i| round * i as u64).collect(),
+        sources: (0..40)
+            .map(|i| RawSource {
+                index: if i < 10 { i } else { IRQ_BASE + i },
+                id: if i < 10 { 0 } else { 40 + i as u32 },
+                ns: round * 1000 * i as u64,
+                count: round * 10,
+                max_ns: 900,
+                max_gen: round as u32 + 2,
+            })
+            .collect(),
+        tasks: (0..TASKS)
+            .map(|i| RawTask {
+                slot: i,
+                tid: 1000 + i as u32,
+                tgid: 1000,
+                epoch: 2,
+                touched: round as u32 + 2,
+                cgroup: 7,
+                comm,
+                ns: round * 4 * MS,
+                slices: round as u32 * 250,
+                max_ns: 50_000,
+                max_gen: round as u32 + 2,
+                irq_ns: round * 10_000,
+                last_start: round * 1000 * MS + i as u64,
+                charged: round * 4 * MS,
+            })
+            .collect(),
+        mig_out: round * 30,
     }
-    out.truncate(RECORDS);
-    out
 }
 
-fn bench(c: &mut Criterion) {
-    let events = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/tracefs/sys/kernel/tracing/events");
-    let decoder = Decoder::load(&events).unwrap();
-    let recs = records();
-    c.bench_function("trace/decode_and_account/100k", |b| {
-        b.iter(|| {
-            let mut acc = CpuAccount::new(1, 0);
-            for (i, (tid, raw)) in recs.iter().enumerate() {
-                let s = RawSample {
-                    time: i as u64 * 100,
-                    cpu: 1,
-                    pid: *tid,
-                    tid: *tid,
-                    raw,
-                };
-                if let Ok(e) = decoder.decode(&s) {
-                    acc.event(&e);
-                }
-            }
-            black_box(acc.flush(RECORDS as u64 * 100))
-        });
-    });
+fn window(c: &mut Criterion) {
+    let reads: Vec<RawCpu> = (1..=64).map(read).collect();
+    c.bench_function(
+        "64 in-kernel windows of a CPU, 200 tasks, 40 sources",
+        |b| {
+            b.iter_batched(
+                || {
+                    let mut book = CpuBook::new(1);
+                    book.start(&read(0), 0);
+                    book
+                },
+                |mut book| {
+                    for (i, r) in reads.iter().enumerate() {
+                        let cut = (i as u64 + 1) * 1000 * MS;
+                        black_box(book.window(r, cut, i as u32 + 3));
+                    }
+                },
+                criterion::BatchSize::SmallInput,
+            );
+        },
+    );
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, window);
 criterion_main!(benches);

@@ -87,6 +87,26 @@ static __always_inline __u32 gen_now(void)
 	return c ? c->gen : 0;
 }
 
+/* The first event on a CPU since the programs were attached, where no
+ * switch came yet: the task current now has run since the reader's first
+ * read (any switch since would have been seen), or since now. */
+static __always_inline void adopt_current(struct cpu_head *h, __u64 now)
+{
+	if (h->slice_start)
+		return;
+	__u32 zero = 0;
+	struct ctl *c = bpf_map_lookup_elem(&ctls, &zero);
+	__u64 t0 = c ? c->t0 : 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *t = bpf_get_current_task_btf();
+	h->cur_tid = (__u32)id;
+	h->cur_tgid = id >> 32;
+	h->cur_task = (__u64)t;
+	h->cur_sum0 = BPF_CORE_READ(t, se.sum_exec_runtime);
+	h->slice_irq = 0;
+	h->slice_start = t0 && t0 < now ? t0 : now;
+}
+
 /* The reader retries a copy of the head taken while `seq` was odd or
  * moved. A compiler barrier orders the stores: x86 keeps stores in
  * program order; where a CPU does not, a torn read puts at most one
@@ -360,6 +380,7 @@ static __always_inline void push(__u32 src)
 	__u64 now = bpf_ktime_get_ns();
 	seq_begin(h);
 	h->events++;
+	adopt_current(h, now);
 	__u32 d = h->depth;
 	if (d < MAX_DEPTH) {
 		h->stack[d].src = src;
@@ -514,6 +535,7 @@ int BPF_PROG(on_cpu_idle, unsigned int state, unsigned int cpu_id)
 	__u64 now = bpf_ktime_get_ns();
 	seq_begin(h);
 	h->events++;
+	adopt_current(h, now);
 	if (state == (unsigned int)-1) {
 		__u32 s = h->idle_state;
 		if (h->idle_since && s < NIDLE) {

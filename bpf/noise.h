@@ -145,7 +145,10 @@ struct ctl {
 	__u32 gen;
 	/* areas and remote lines there are (possible CPUs) */
 	__u32 nr_cpus;
-	__u64 pad1[7];
+	/* when the reader first read the areas, ns: a CPU whose first event
+	 * comes later has run its current task since then (no switch came) */
+	__u64 t0;
+	__u64 pad1[6];
 };
 
 /* The sizes both sides check. */

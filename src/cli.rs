@@ -132,14 +132,11 @@ pub struct WatchArgs {
     /// Noise thresholds from this TOML file (see assets/noisetop.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Do not trace the watched CPUs (tracepoints name who ran there);
-    /// who ran is then sampled from /proc, not exact.
-    #[arg(long)]
+    /// Do not count who ran in the kernel (BPF programs on the scheduler
+    /// and interrupt tracepoints); it is then sampled from /proc, not
+    /// exact.
+    #[arg(long, visible_alias = "no-bpf")]
     pub no_trace: bool,
-    /// Do not count in the kernel with BPF programs: trace the watched
-    /// CPUs through perf rings instead (each event copied out).
-    #[arg(long)]
-    pub no_bpf: bool,
     /// The benchmark's process ids (`4242,4250`): on traced CPUs every other
     /// task is an intruder, and the processes they fork are theirs [default:
     /// the task that ran longest on each CPU in each interval]
@@ -283,14 +280,10 @@ pub struct RunArgs {
     /// Noise thresholds from this TOML file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Do not trace the watched CPUs; who ran is then sampled from /proc,
-    /// not exact.
-    #[arg(long)]
+    /// Do not count who ran in the kernel (BPF programs); it is then
+    /// sampled from /proc, not exact.
+    #[arg(long, visible_alias = "no-bpf")]
     pub no_trace: bool,
-    /// Do not count in the kernel with BPF programs: trace through perf
-    /// rings instead (each event copied out).
-    #[arg(long)]
-    pub no_bpf: bool,
     #[command(flatten)]
     pub record: RecordArgs,
     /// The command and its arguments.

@@ -1,6 +1,7 @@
 //! Context switches and migrations of a watched CPU, counted hands-off
-//! (from the values the CPU writes into its own counting ring, traced or
-//! `--no-trace`), equal the kernel's perf counts over the same window: the
+//! (by the BPF programs on the CPU, or from the values it writes into its
+//! own counting ring with `--no-trace`), equal the kernel's perf counts
+//! over the same window: the
 //! software `context-switches` and `cpu-migrations` counters of that CPU,
 //! which `perf stat -a -A` reads, are read by this test just before and
 //! just after each of noisetop's steps, so that the counts bracket
@@ -17,7 +18,6 @@ mod cpu1;
 
 use noisetop::engine::open_live;
 use noisetop::pipeline::switches::CountingRings;
-use noisetop::pipeline::trace::LiveTrace;
 use noisetop::pipeline::{Driver, Step};
 use noisetop::source::fs::{Fs, Roots};
 use noisetop::source::live::{LiveHw, LiveOptions};
@@ -172,23 +172,29 @@ fn untraced_counting_rings_count_what_perf_counts() {
 }
 
 #[test]
-fn traced_counting_rings_count_what_perf_counts() {
+fn in_kernel_counts_count_what_perf_counts() {
     if !is_root() || !online() {
         eprintln!("not root, or CPU {WATCHED} offline: skipped");
         return;
     }
-    if !Path::new("/sys/kernel/tracing/events").is_dir() {
-        let _ = std::process::Command::new("mount")
-            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
-            .status();
-    }
     let _cpu1 = cpu1::cpu1();
     let mut d = driver();
-    let t = LiveTrace::open(Path::new("/sys"), &[WATCHED], Vec::new()).expect("the tracer opens");
+    let (t, s) = match noisetop::pipeline::in_kernel::open(
+        Path::new("/sys"),
+        Path::new("/proc"),
+        &[WATCHED],
+        Vec::new(),
+    ) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("BPF refused: {why}: skipped");
+            return;
+        }
+    };
     d.set_tracer(Some(Box::new(t)), None);
-    d.set_switches(Some(Box::new(CountingRings::default())), None);
-    assert_eq!(d.switch_plan(), Ok(noisetop::pipeline::COUNTING_RINGS));
-    check(d, "traced");
+    d.set_switches(Some(Box::new(s)), None);
+    assert_eq!(d.switch_plan(), Ok(noisetop::pipeline::IN_KERNEL_COUNTS));
+    check(d, "in-kernel");
 }
 
 /// The counting ring's samples name the tasks that left the watched CPU:

@@ -327,7 +327,13 @@ fn local_timer_interrupts_equal_proc_interrupts_idle_or_not() {
 fn held_to_schedstat(load: Load, pct: f64, figure: fn(&noisetop::trace::TaskTime) -> u64) {
     let tid = load.spinners[0];
     let path = format!("/proc/self/task/{tid}/schedstat");
-    let path = Path::new(&path);
+    held(tid, Path::new(&path), pct, figure);
+    drop(load);
+}
+
+/// Holds task `tid`'s traced time over three windows to what its
+/// schedstat file grew.
+fn held(tid: u32, path: &Path, pct: f64, figure: fn(&noisetop::trace::TaskTime) -> u64) {
     let (ws, reads) = windows(3, || (ns_at(path).unwrap(), steal_ns(CPU)));
     let n = ws.len();
     let traced: u64 = ws
@@ -353,7 +359,6 @@ fn held_to_schedstat(load: Load, pct: f64, figure: fn(&noisetop::trace::TaskTime
         hi as f64 / 1e6,
         stolen as f64 / 1e6
     );
-    drop(load);
     assert!(lo > 0, "it ran");
     assert!(
         within(traced, lo, hi + stolen, pct),
@@ -383,4 +388,58 @@ fn a_thread_waking_20000_times_a_second_is_within_two_per_cent_of_its_schedstat(
     // another task (the scheduler skips its clock update there), which
     // schedstat counts and the switches do not show
     held_to_schedstat(Load::new().waker(), 2.0, |t| t.charged_ns.unwrap_or(0));
+}
+
+/// A child of `parent` named `comm`, once it is there.
+fn child_named(parent: u32, comm: &str) -> Option<u32> {
+    for _ in 0..100 {
+        let kids = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+            .unwrap_or_default();
+        for pid in kids.split_whitespace() {
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if name.trim() == comm {
+                return pid.parse().ok();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn stress_ng_timer_wake_ups_are_charged_like_their_schedstat() {
+    if let Some(why) = skip() {
+        eprintln!("{why}: skipped");
+        return;
+    }
+    let _cpu1 = cpu1();
+    pin_to(&[0]).unwrap();
+    for freq in ["20000", "2000"] {
+        let spawned = std::process::Command::new("stress-ng")
+            .args([
+                "--timer",
+                "1",
+                "--timer-freq",
+                freq,
+                "--taskset",
+                "1",
+                "-t",
+                "8",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let Ok(mut child) = spawned else {
+            eprintln!("stress-ng is not installed: skipped");
+            return;
+        };
+        let worker = child_named(child.id(), "stress-ng-timer");
+        if let Some(worker) = worker {
+            let path = format!("/proc/{worker}/schedstat");
+            held(worker, Path::new(&path), 2.0, |t| t.charged_ns.unwrap_or(0));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(worker.is_some(), "stress-ng started a timer worker");
+    }
 }

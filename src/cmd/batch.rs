@@ -193,7 +193,7 @@ fn sample_live(
         count: Some(sample.count.unwrap_or(u64::MAX)),
     };
     let how = print.map_or(crate::cmd::TraceHow::Best, |a| {
-        crate::cmd::TraceHow::from_flags(a.watch.no_trace, a.watch.no_bpf)
+        crate::cmd::TraceHow::from_flag(a.watch.no_trace)
     });
     let r = if let Some(dir) = capture_dir {
         let hw = Recorder::new(hw);

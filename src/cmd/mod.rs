@@ -275,27 +275,24 @@ pub fn open_hw(tree: &Tree, s: &SourceArgs, roots: &Roots, m: &Machine) -> Resul
     })
 }
 
-/// How who ran on the watched CPUs is found.
+/// How who ran is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TraceHow {
     /// Counted in the kernel by BPF programs on every CPU; where they
-    /// cannot load, tracepoints through perf rings on the watched CPUs,
-    /// then /proc.
+    /// cannot load, sampled from /proc, with the reason.
     #[default]
     Best,
-    /// `--no-bpf`: tracepoints through perf rings, then /proc.
-    NoBpf,
-    /// `--no-trace`: sampled from /proc.
+    /// `--no-trace` (`--no-bpf`): sampled from /proc.
     Sampled,
 }
 
 impl TraceHow {
-    /// From the two flags.
-    pub fn from_flags(no_trace: bool, no_bpf: bool) -> TraceHow {
-        match (no_trace, no_bpf) {
-            (true, _) => TraceHow::Sampled,
-            (false, true) => TraceHow::NoBpf,
-            (false, false) => TraceHow::Best,
+    /// From the `--no-trace` flag.
+    pub fn from_flag(no_trace: bool) -> TraceHow {
+        if no_trace {
+            TraceHow::Sampled
+        } else {
+            TraceHow::Best
         }
     }
 }
@@ -351,58 +348,18 @@ pub fn tracer_for(
             switches: None,
         };
     }
-    let mut bpf_refused = None;
-    if how == TraceHow::Best {
-        match crate::pipeline::in_kernel::open(&roots.sysfs, &roots.procfs, watched, owners.clone())
-        {
-            Ok((t, s)) => {
-                return TraceChoice {
-                    source: Some(Box::new(t)),
-                    missing: None,
-                    switches: Some(Box::new(s)),
-                };
-            }
-            Err(why) => bpf_refused = Some(format!("BPF: {why}")),
-        }
-    }
-    let with_bpf_why = |why: String| match &bpf_refused {
-        Some(b) => format!("{b}; {why}"),
-        None => why,
-    };
-    let mounted = mount_tracefs(&roots.sysfs);
-    match crate::pipeline::trace::LiveTrace::open(&roots.sysfs, watched, owners.clone()) {
-        Ok(t) => {
-            let note = match (&bpf_refused, mounted) {
-                (Some(b), Some(Ok(m))) => Some(format!("{b}: perf rings instead; {m}")),
-                (Some(b), _) => Some(format!("{b}: perf rings instead")),
-                (None, Some(Ok(m))) => Some(m),
-                (None, _) => None,
-            };
-            let source: Box<dyn crate::pipeline::TraceSource> = match note {
-                Some(add) => Box::new(Wrapped {
-                    inner: Box::new(t),
-                    add,
-                }),
-                None => Box::new(t),
-            };
-            TraceChoice {
-                source: Some(source),
-                missing: None,
-                switches: None,
-            }
-        }
-        Err(why) => {
-            let why = match mounted {
-                Some(Err(e)) => format!("{why} ({e})"),
-                _ => why,
-            };
-            // who ran is still told, sampled from each task's run time
-            TraceChoice {
-                source: Some(sampled(owners)),
-                missing: Some(with_bpf_why(why)),
-                switches: None,
-            }
-        }
+    match crate::pipeline::in_kernel::open(&roots.sysfs, &roots.procfs, watched, owners.clone()) {
+        Ok((t, s)) => TraceChoice {
+            source: Some(Box::new(t)),
+            missing: None,
+            switches: Some(Box::new(s)),
+        },
+        // who ran is still told, sampled from each task's run time
+        Err(why) => TraceChoice {
+            source: Some(sampled(owners)),
+            missing: Some(format!("BPF: {why}")),
+            switches: None,
+        },
     }
 }
 
@@ -420,7 +377,7 @@ fn mount_tracefs(sysfs: &Path) -> Option<Result<String, String>> {
 }
 
 fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, String>> {
-    if crate::source::tracer::find_tracefs(sysfs).is_some() {
+    if crate::source::tracepoint::find_tracefs(sysfs).is_some() {
         return None;
     }
     let at = sysfs.join("kernel/tracing");
@@ -454,7 +411,7 @@ pub fn own_ipis(
         return Err("the tree is not this machine's live kernel".into());
     }
     let mounted = mount_tracefs(&roots.sysfs);
-    let tracefs = crate::source::tracer::find_tracefs(&roots.sysfs).ok_or_else(|| {
+    let tracefs = crate::source::tracepoint::find_tracefs(&roots.sysfs).ok_or_else(|| {
         let why = format!(
             "tracefs is not mounted at {}/kernel/tracing",
             roots.sysfs.display()

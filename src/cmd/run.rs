@@ -57,7 +57,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         &crate::cmd::Tree::Live,
         &roots,
         &cpus,
-        crate::cmd::TraceHow::from_flags(a.no_trace, a.no_bpf),
+        crate::cmd::TraceHow::from_flag(a.no_trace),
         Vec::new(),
         own_ipis,
     );

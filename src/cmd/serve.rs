@@ -86,7 +86,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         &tree,
         &roots,
         &watched,
-        crate::cmd::TraceHow::from_flags(a.watch.no_trace, a.watch.no_bpf),
+        crate::cmd::TraceHow::from_flag(a.watch.no_trace),
         a.watch.owner.clone(),
         own_ipis,
     );

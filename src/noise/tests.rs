@@ -713,15 +713,14 @@ fn time_taken_by_interrupts_on_a_traced_cpu_names_the_costliest_source() {
 #[test]
 fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
     let m = machine(4);
-    let trace = |unseen_ns| Traced {
+    let trace = |unknown_ns| Traced {
         cpus: vec![TracedCpu {
             cpu: 1,
             window_ns: 1_000_000_000,
             owner: Some(traced_task("bench", 4000, false)),
-            unseen_ns,
+            unknown_ns,
             ..TracedCpu::default()
         }],
-        idle_hidden: true,
         ..Traced::default()
     };
     let iv = interval(vec![rates(0), rates(1), rates(2), rates(3)]);
@@ -729,8 +728,8 @@ fn a_traced_cpu_is_not_called_quiet_while_who_ran_is_not_known() {
     let j = judge_all(&iv, &m, &[1], Some(&trace(30_000_000)));
     assert_eq!(
         j.verdict(1).unwrap().text(),
-        "unknown: who ran for 30.0 ms (3.0 %) is not known: the kernel gave perf no events of a \
-         task that ran then"
+        "unknown: who ran for 30.0 ms (3.0 %) is not known: counting began in it, before the \
+         CPU's first event"
     );
     // 4 ms (0.4 %) is within what another task may take
     let j = judge_all(&iv, &m, &[1], Some(&trace(4_000_000)));

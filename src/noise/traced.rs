@@ -89,14 +89,10 @@ pub struct TracedCpu {
     pub intruders: Vec<Intruder>,
     /// Interrupt sources, costliest first.
     pub stolen: Vec<StolenBy>,
-    /// Time around a switch the kernel did not show, ns: another task ran
-    /// for some of it (one whose events perf does not get), how long is
-    /// not known.
-    pub unseen_ns: u64,
-    /// Time the idle task was current, ns (with what ran unseen while it
-    /// was: see the cross-check in `trace::crosscheck`).
+    /// Time the idle task was current, ns.
     pub idle_ns: u64,
-    /// Time no record accounts for, ns (`unseen_ns` included).
+    /// Time no count accounts for, ns: before the CPU's first event after
+    /// counting began, and the slices of tasks past the table.
     pub unknown_ns: u64,
     /// Of `idle_ns`, the idle runs at the window's edges, ns.
     pub idle_edge_ns: u64,
@@ -126,11 +122,6 @@ pub struct TracedCpu {
 pub struct Traced {
     /// Per traced CPU.
     pub cpus: Vec<TracedCpu>,
-    /// Records the kernel dropped (ring full): figures are then low.
-    pub lost: u64,
-    /// The kernel gives perf no events of the idle task: an interrupt that
-    /// hit an idle CPU is counted as idle.
-    pub idle_hidden: bool,
     /// CPUs sampled from /proc for the screen only (the detail view's CPU
     /// when it is not traced): no rule judges them.
     #[serde(default)]

@@ -211,15 +211,18 @@ pub fn verdicts(iv: &Interval, cx: &Context<'_>) -> Vec<CpuVerdict> {
         .collect()
 }
 
-/// Why a traced CPU with no cause cannot be called quiet: the time around
-/// switches the kernel did not show is more than another task may take.
+/// Why a traced CPU with no cause cannot be called quiet: the time no
+/// count accounts for is more than another task may take.
 fn unseen_reason(cx: &Context<'_>, cpu: u32, l: &Limits) -> Option<String> {
     let t = cx.trace?.cpu(cpu)?;
-    let pct = t.pct(t.unseen_ns).filter(|p| *p > l.intruder_pct)?;
+    let pct = t.pct(t.unknown_ns).filter(|p| *p > l.intruder_pct)?;
+    let why = match t.kernel.as_ref().map_or(0, |k| k.untabled_slices) {
+        0 => "counting began in it, before the CPU's first event".to_string(),
+        n => format!("{n} slices of tasks past the table's 512"),
+    };
     Some(format!(
-        "who ran for {:.1} ms ({pct:.1} %) is not known: the kernel gave perf no events of a \
-         task that ran then",
-        t.unseen_ns as f64 / 1e6
+        "who ran for {:.1} ms ({pct:.1} %) is not known: {why}",
+        t.unknown_ns as f64 / 1e6
     ))
 }
 

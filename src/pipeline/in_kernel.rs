@@ -57,6 +57,7 @@ impl Counter {
     ) -> Vec<CpuTrace> {
         let ended = self.loaded.generation();
         self.loaded.set_generation(ended + 1);
+        self.loaded.set_first_read(cut);
         let mut out = Vec::new();
         for &cpu in cpus {
             let Some(slot) = self.books.get_mut(cpu as usize) else {
@@ -231,10 +232,7 @@ impl TraceSource for InKernelTrace {
             let c = cpu_with(w, SHOWN_INTRUDERS, &mut |t, cg| self.name(t, cg));
             out.browsed.push(c);
         }
-        let w = TraceWindow {
-            cpus: judged,
-            lost: 0,
-        };
+        let w = TraceWindow { cpus: judged };
         let proc = self.proc.clone();
         // the owner's descendants found here are owned from the next window
         self.owners.settle(&mut out, &w, &proc);

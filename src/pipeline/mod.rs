@@ -6,7 +6,6 @@
 //! [`Driver::step`]; they differ only in what sets the pace.
 
 pub mod control;
-pub mod crosscheck;
 pub mod in_kernel;
 pub mod kept_trace;
 pub mod live;
@@ -15,7 +14,6 @@ pub mod replay;
 pub mod sampled;
 pub mod switches;
 pub mod trace;
-pub mod tracer;
 pub mod wrapped;
 
 use std::fmt::Write as _;
@@ -208,12 +206,6 @@ pub struct Driver<H: Hardware> {
     trace_missing: Option<String>,
     /// What the last sample said of tracing, to say it again only when it changes.
     trace_said: Option<String>,
-    /// A window showed that the kernel gives perf no events of the idle
-    /// task (said in the status from then on).
-    idle_hidden: bool,
-    /// Where the last window's trace disagreed with cpuidle and
-    /// /proc/interrupts, with both numbers.
-    disagree: Vec<String>,
     online: Vec<u32>,
     /// Each traced CPU's longest runner of the last window, to tell when
     /// it changes.
@@ -255,8 +247,6 @@ impl<H: Hardware> Driver<H> {
             tracer: None,
             trace_missing: None,
             trace_said: None,
-            idle_hidden: false,
-            disagree: Vec::new(),
             online,
             longest: Vec::new(),
             browse: None,
@@ -454,22 +444,12 @@ impl<H: Hardware> Driver<H> {
             }
             (Some(t), None) if !t.cpus().is_empty() => {
                 let mut said = format!(
-                    "who ran: tracepoints on CPU {} (sched_switch, irq, softirq, vectors)",
+                    "who ran: kept windows on CPU {}",
                     crate::collect::cpulist::format(&t.cpus()),
                 );
                 for n in t.notes() {
                     said.push_str("; ");
                     said.push_str(&n);
-                }
-                if self.idle_hidden {
-                    said.push_str(
-                        "; this kernel gives perf no events of the idle task: interrupts on an \
-                         idle CPU count as idle",
-                    );
-                }
-                for d in &self.disagree {
-                    said.push_str("; ");
-                    said.push_str(d);
                 }
                 said
             }
@@ -532,11 +512,6 @@ impl<H: Hardware> Driver<H> {
                 trace: trace.as_ref(),
             },
         );
-        self.idle_hidden |= trace.as_ref().is_some_and(|t| t.idle_hidden);
-        self.disagree = trace
-            .as_ref()
-            .map(|t| crosscheck::check(t, &interval))
-            .unwrap_or_default();
         let mut notes = Vec::new();
         let said = self.trace_status();
         if self.trace_said.as_ref() != Some(&said) {
@@ -550,12 +525,6 @@ impl<H: Hardware> Driver<H> {
                 notes.push(said.clone());
                 self.ipis_said = Some(said);
             }
-        }
-        if let Some(t) = trace.as_ref().filter(|t| t.lost > 0) {
-            notes.push(format!(
-                "who ran: the kernel dropped {} trace records (ring full): figures are low",
-                t.lost
-            ));
         }
         Step::Sample(Box::new(Sample {
             interval,

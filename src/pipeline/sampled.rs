@@ -187,8 +187,7 @@ pub fn per_cpu(
                 owner_ns: here.iter().filter(|(_, o)| *o).map(|(t, _)| t.ns).sum(),
                 intruders,
                 stolen: Vec::new(),
-                unseen_ns: 0,
-                // no record of idle: the cross-check skips sampled CPUs
+                // /proc keeps no record of idle
                 idle_ns: 0,
                 unknown_ns: 0,
                 idle_edge_ns: 0,
@@ -219,36 +218,6 @@ pub fn credit_where_seen(ran: &mut [TaskRan], leaving: &[(u32, Vec<u32>)]) {
             t.cpu = Some(*cpu);
         }
     }
-}
-
-/// Bounds the time a traced CPU's window did not show (`unseen_ns`) by
-/// what /proc says of it: at most the run time that tasks other than the
-/// owner gained on that CPU (by the CPU they ran on last) beyond what the
-/// trace credited them. Time no such task can account for was the owner's
-/// or idle's, not an intruder's: it is no longer unknown.
-pub fn bound_unseen(c: &mut TracedCpu, ran: &[TaskRan], owners: &[u32]) {
-    if c.unseen_ns == 0 {
-        return;
-    }
-    let owner = |t: &TaskRan| {
-        owners.contains(&t.pid)
-            || owners.contains(&t.tid)
-            || c.owner.as_ref().is_some_and(|o| o.pid == t.pid)
-    };
-    let beyond: u64 = ran
-        .iter()
-        .filter(|t| t.cpu == Some(c.cpu) && !owner(t))
-        .map(|t| {
-            let traced: u64 = c
-                .intruders
-                .iter()
-                .filter(|i| i.task.tid == t.tid)
-                .map(|i| i.ns)
-                .sum();
-            t.ns.saturating_sub(traced)
-        })
-        .sum();
-    c.unseen_ns = c.unseen_ns.min(beyond);
 }
 
 impl TraceSource for SampledTrace {
@@ -359,36 +328,6 @@ mod tests {
             (20, 95_000_000, 4)
         );
         assert!(c.stolen.is_empty(), "no interrupt time is known from /proc");
-    }
-
-    #[test]
-    fn unseen_time_is_bounded_by_what_other_tasks_gained_beyond_the_trace() {
-        let mut c = per_cpu(&[], &[1], 1_000_000_000, true, |_| false, |_| false).remove(0);
-        c.owner = Some(task_of(&ran(10, 10, "bench", 1, 0)));
-        c.intruders.push(Intruder {
-            task: task_of(&ran(20, 20, "yes", 1, 0)),
-            ns: 30_000_000,
-            slices: 1,
-            charged_ns: None,
-        });
-        c.unseen_ns = 46_500_000;
-        // the owner gained 900 ms, `yes` 32 ms of which the trace saw 30,
-        // a task on CPU 0 500 ms: only 2 ms can be another task's
-        let r = [
-            ran(10, 10, "bench", 1, 900),
-            ran(20, 20, "yes", 1, 32),
-            ran(30, 30, "elsewhere", 0, 500),
-        ];
-        bound_unseen(&mut c, &r, &[10]);
-        assert_eq!(c.unseen_ns, 2_000_000);
-        // nothing else grew there: none of it was another task's
-        bound_unseen(&mut c, &r[..1], &[10]);
-        assert_eq!(c.unseen_ns, 0);
-        // a bound never adds time the trace did not miss
-        let mut d = c.clone();
-        d.unseen_ns = 1_000;
-        bound_unseen(&mut d, &[ran(40, 40, "x", 1, 700)], &[10]);
-        assert_eq!(d.unseen_ns, 1_000);
     }
 
     #[test]

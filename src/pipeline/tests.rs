@@ -26,17 +26,13 @@ impl TraceSource for Fixed {
     }
 }
 
-fn driver(dir: &std::path::Path, idle_hidden: bool) -> Driver<Captured> {
+fn driver(dir: &std::path::Path) -> Driver<Captured> {
     let e = Engine::new(Sampler::new(
         Fs::new(Roots::under(dir)),
         Captured::default(),
     ));
     let mut d = Driver::new(e);
-    let window = Traced {
-        idle_hidden,
-        ..Traced::default()
-    };
-    d.set_tracer(Some(Box::new(Fixed(window, Vec::new()))), None);
+    d.set_tracer(Some(Box::new(Fixed(Traced::default(), Vec::new()))), None);
     d
 }
 
@@ -48,25 +44,48 @@ fn notes(d: &mut Driver<Captured>) -> Vec<String> {
     }
 }
 
-const TRACED: &str = "who ran: tracepoints on CPU 1 (sched_switch, irq, softirq, vectors)";
+const KEPT: &str = "who ran: kept windows on CPU 1";
 
 #[test]
-fn the_status_says_once_a_window_shows_it_that_the_kernel_hides_the_idle_task() {
+fn the_status_is_said_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut d = driver(dir.path(), false);
+    let mut d = driver(dir.path());
     assert!(matches!(d.step(), Step::Ready(_)));
-    assert_eq!(notes(&mut d), [TRACED]);
+    assert_eq!(notes(&mut d), [KEPT]);
     assert_eq!(notes(&mut d), Vec::<String>::new(), "said once");
+}
 
-    let mut d = driver(dir.path(), true);
-    assert!(matches!(d.step(), Step::Ready(_)));
-    let hidden = format!(
-        "{TRACED}; this kernel gives perf no events of the idle task: interrupts on an idle \
-         CPU count as idle"
+/// A source that says it counts in the kernel.
+struct InKernel;
+
+impl TraceSource for InKernel {
+    fn drain(&mut self) -> Traced {
+        Traced::default()
+    }
+    fn retarget(&mut self, _: &[u32]) -> Result<(), String> {
+        Ok(())
+    }
+    fn cpus(&self) -> Vec<u32> {
+        vec![1, 3]
+    }
+    fn notes(&self) -> Vec<String> {
+        vec!["this kernel has no tracepoint thermal_apic_entry: nothing is counted there".into()]
+    }
+    fn in_kernel(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn in_kernel_counts_say_so_with_the_cpus_judged_and_what_the_kernel_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    d.set_tracer(Some(Box::new(InKernel)), None);
+    assert_eq!(
+        d.trace_status(),
+        "who ran: counted in the kernel (BPF) on every CPU; judged on watched CPU 1,3; this \
+         kernel has no tracepoint thermal_apic_entry: nothing is counted there"
     );
-    assert_eq!(notes(&mut d), std::slice::from_ref(&hidden));
-    assert_eq!(notes(&mut d), Vec::<String>::new(), "said once");
-    assert_eq!(d.trace_status(), hidden);
 }
 
 #[test]
@@ -77,7 +96,7 @@ fn what_the_kernel_refused_the_tracer_is_said_in_the_status() {
         Captured::default(),
     ));
     let mut d = Driver::new(e);
-    let refused = "irq_vectors:call_function_entry on CPU 1: permission denied: left out";
+    let refused = "a kept window cannot be read: gone";
     d.set_tracer(
         Some(Box::new(Fixed(
             Traced::default(),
@@ -85,5 +104,5 @@ fn what_the_kernel_refused_the_tracer_is_said_in_the_status() {
         ))),
         None,
     );
-    assert_eq!(d.trace_status(), format!("{TRACED}; {refused}"));
+    assert_eq!(d.trace_status(), format!("{KEPT}; {refused}"));
 }

@@ -1,119 +1,15 @@
-//! The tracepoint reader as the driver's [`TraceSource`]: opens the rings
-//! of the watched CPUs (again when they change), and turns each window
-//! into the terms the rules read ([`Traced`]).
+//! A window of who ran in the terms the rules read ([`Traced`]): its tasks
+//! named as the user knows them (per-CPU kernel threads, tasks gone), and
+//! the owner's descendants and the probe's threads told from intruders.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::TraceSource;
-use super::tracer::Tracer;
 use crate::noise::traced::{Intruder, StolenBy, Traced, TracedCpu, TracedTask};
 use crate::trace::{CpuTrace, SourceKind, TaskId, TraceWindow};
 
 /// `PF_NO_SETAFFINITY` in /proc/PID/stat's flags: a kernel thread bound to
 /// its CPU, which `taskset` cannot move.
 const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
-
-/// Tracepoints of the watched CPUs.
-pub struct LiveTrace {
-    sysfs: PathBuf,
-    proc: PathBuf,
-    tracer: Option<Tracer>,
-    owners: Owners,
-    /// Each task's run time, to bound the time the trace did not show:
-    /// read every window from the first that hid a switch (about 60 µs for
-    /// 80 threads, `benches/tasks.rs`), never on a kernel that hides none.
-    clock: Option<crate::source::tasks::TaskClock>,
-}
-
-impl LiveTrace {
-    /// Opens the rings of `cpus` (none yet when empty); the reason when the
-    /// kernel or the permissions refuse.
-    pub fn open(sysfs: &Path, cpus: &[u32], owners: Vec<u32>) -> Result<LiveTrace, String> {
-        let mut t = LiveTrace {
-            sysfs: sysfs.to_path_buf(),
-            proc: PathBuf::from("/proc"),
-            tracer: None,
-            owners: Owners::new(owners),
-            clock: None,
-        };
-        t.retarget(cpus)?;
-        Ok(t)
-    }
-}
-
-impl TraceSource for LiveTrace {
-    fn drain(&mut self) -> Traced {
-        let Some(t) = &mut self.tracer else {
-            return Traced::default();
-        };
-        let w = t.drain();
-        let mut out = traced(&w, &self.proc);
-        // what the trace did not show, bounded by what /proc saw grow
-        match &mut self.clock {
-            Some(clock) => {
-                let ran = clock.read();
-                for c in &mut out.cpus {
-                    super::sampled::bound_unseen(c, &ran, &self.owners.pids);
-                }
-            }
-            None if out.cpus.iter().any(|c| c.unseen_ns > 0) => {
-                let mut clock = crate::source::tasks::TaskClock::new(&self.proc);
-                clock.read();
-                self.clock = Some(clock);
-            }
-            None => {}
-        }
-        if self.owners.settle(&mut out, &w, &self.proc) {
-            for &c in &t.cpus().to_vec() {
-                t.set_owner(c, self.owners.pids.clone());
-            }
-        }
-        out
-    }
-
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
-        if self.tracer.as_ref().is_some_and(|t| t.cpus() == cpus) {
-            return Ok(());
-        }
-        self.tracer = None;
-        if cpus.is_empty() {
-            return Ok(());
-        }
-        let mut t = Tracer::open(&self.sysfs, cpus)?;
-        if !self.owners.pids.is_empty() {
-            for &c in cpus {
-                t.set_owner(c, self.owners.pids.clone());
-            }
-        }
-        self.tracer = Some(t);
-        Ok(())
-    }
-
-    fn cpus(&self) -> Vec<u32> {
-        self.tracer
-            .as_ref()
-            .map_or_else(Vec::new, |t| t.cpus().to_vec())
-    }
-
-    fn notes(&self) -> Vec<String> {
-        self.tracer
-            .as_ref()
-            .map_or_else(Vec::new, |t| t.notes().to_vec())
-    }
-
-    fn owners(&self) -> Vec<u32> {
-        self.owners.pids.clone()
-    }
-
-    fn set_owners(&mut self, pids: Vec<u32>) {
-        self.owners = Owners::new(pids);
-        if let Some(t) = &mut self.tracer {
-            for c in t.cpus().to_vec() {
-                t.set_owner(c, self.owners.pids.clone());
-            }
-        }
-    }
-}
 
 /// The pids that own the traced CPUs, and the rules that go with them:
 /// the probe's wake-ups are listed as its, and the owner's children and
@@ -312,7 +208,6 @@ pub fn cpu_with(
         owner_ns: c.tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum(),
         intruders,
         stolen,
-        unseen_ns: c.unseen_ns,
         idle_ns: c.idle_ns,
         unknown_ns: c.unknown_ns,
         idle_edge_ns: c.idle_edge_ns,
@@ -327,8 +222,6 @@ pub fn cpu_with(
 pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
     Traced {
         cpus: w.cpus.iter().map(|c| cpu(c, proc)).collect(),
-        lost: w.lost,
-        idle_hidden: w.cpus.iter().any(|c| c.idle_exits_hidden > 0),
         browsed: Vec::new(),
         probed: Vec::new(),
     }

@@ -153,7 +153,6 @@ mod tests {
             owner,
             charged_ns: Some(ns + 10),
             irq_ns: 0,
-            wake_ns: 0,
             cgroup: None,
         }
     }
@@ -168,14 +167,10 @@ mod tests {
             owner_ns: 0,
             idle_ns: 0,
             unknown_ns: 0,
-            unseen_ns: 0,
             tasks,
             sources: Vec::new(),
             records: 0,
-            lost: 0,
             unmatched: 0,
-            idle_exits_hidden: 0,
-            idle_wake_ns: 0,
             idle_edge_ns: 0,
             kernel: None,
         }
@@ -208,7 +203,6 @@ mod tests {
                     task("kworker/1:1", 50, 50, 400_000, false),
                 ],
             )],
-            lost: 0,
         };
         let mut out = Traced {
             cpus: vec![TracedCpu {
@@ -279,7 +273,6 @@ mod tests {
     fn without_a_probe_nothing_moves() {
         let w = TraceWindow {
             cpus: vec![cpu_trace(3, vec![task("stress", 42, 42, 9_000_000, false)])],
-            lost: 0,
         };
         let mut out = Traced::default();
         split(&mut out, &w, None);

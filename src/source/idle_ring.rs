@@ -12,7 +12,7 @@ use std::path::Path;
 use perf_event::Sampler;
 use perf_event::data::Record as DataRecord;
 
-use crate::source::tracer::{builder, find_tracefs, open_error, read_id};
+use crate::source::tracepoint::{builder, find_tracefs, open_error, read_id};
 use crate::trace::format::{self, IntAt};
 
 /// Bytes of ring per probed CPU: an idle entry and exit are about 80 bytes
@@ -93,7 +93,7 @@ impl IdleTrace {
         let id = read_id(&tracefs, "power", "cpu_idle")?;
         let mut rings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
-            let counter = builder(id, cpu, false)
+            let counter = builder(id, cpu, false, IDLE_RING_BYTES)
                 .build()
                 .map_err(|e| open_error(&e, "power:cpu_idle", cpu))?;
             let mut sampler = counter.sampled(IDLE_RING_BYTES).map_err(|e| {

@@ -14,7 +14,7 @@ pub mod perf;
 pub mod probe_os;
 pub mod switch_ring;
 pub mod tasks;
-pub mod tracer;
+pub mod tracepoint;
 
 /// Reads at most `cap` bytes of a regular file as text: a FIFO or a device
 /// in its place neither blocks the open (`O_NONBLOCK`) nor fills memory.

@@ -17,8 +17,8 @@
 use foldhash::HashMap;
 use serde::{Deserialize, Serialize};
 
-use super::account::{CpuTrace, SourceKind, Stolen, TaskId, TaskTime, add_intruders};
-use super::decode::{Vector, softirq_name};
+use super::sources::{Vector, softirq_name};
+use super::window::{CpuTrace, SourceKind, Stolen, TaskId, TaskTime, add_intruders};
 use crate::source::bpf::layout::{
     IRQ_BASE, NIDLE, NSLOTS, NSOFTIRQ, NSRC, NVEC, VEC_BASE, VEC_FIRST, bucket_bounds,
 };
@@ -365,6 +365,12 @@ impl CpuBook {
             };
             let (ns, irq) = match prev_open.filter(|_| same_slice) {
                 Some(p) => (n.ns.saturating_sub(p.ns), n.irq.saturating_sub(p.irq)),
+                // a slice the programs took up at a CPU's first event runs
+                // from the first read: only its part in the window counts
+                None if n.start < start => {
+                    let irq = n.irq.min(cut.saturating_sub(start));
+                    (cut.saturating_sub(start) - irq, irq)
+                }
                 None => (n.ns, n.irq),
             };
             a.ns += ns;
@@ -449,7 +455,6 @@ impl CpuBook {
                 // it took nothing)
                 charged_ns: (a.closed > 0).then_some(a.charged),
                 irq_ns: a.irq_ns,
-                wake_ns: 0,
                 cgroup: a.cgroup,
             })
             .collect();
@@ -467,7 +472,6 @@ impl CpuBook {
                 owner: false,
                 charged_ns: None,
                 irq_ns: idle.irq_ns,
-                wake_ns: 0,
                 cgroup: None,
             });
         }
@@ -526,14 +530,10 @@ impl CpuBook {
             idle_ns: idle.ns,
             // the slices of tasks past the table are in here too
             unknown_ns: window_ns.saturating_sub(task_ns + idle.ns + source_ns),
-            unseen_ns: 0,
             tasks,
             sources,
             records: d(h.events, self.head.events),
-            lost: 0,
             unmatched: d(h.unmatched, self.head.unmatched) + d(h.src_full, self.head.src_full),
-            idle_exits_hidden: 0,
-            idle_wake_ns: 0,
             idle_edge_ns,
             kernel: Some(kernel),
         };

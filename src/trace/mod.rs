@@ -1,20 +1,13 @@
-//! Exact attribution on watched CPUs from scheduler and interrupt
-//! tracepoints: who ran there, and what interrupted it for how long.
-//!
-//! `format` reads the payload layouts tracefs publishes, `decode` turns raw
-//! perf samples into typed events with them, `account` walks one CPU's events
-//! into per-window and per-session times, and `procinfo` adds the command
-//! line and cgroup of a task for display. The perf side lives in
-//! `source::tracer`.
+//! Who ran on each CPU and what interrupted it: the window every source
+//! gives (`window`), made from the in-kernel counts (`in_kernel`), the
+//! interruption sources it names (`sources`), the tracefs format files
+//! the probe's idle ring reads (`format`), and what /proc says of a task
+//! for display (`procinfo`).
 
-pub mod account;
-pub mod crosscheck;
-pub mod decode;
 pub mod format;
 pub mod in_kernel;
 pub mod procinfo;
+pub mod sources;
+pub mod window;
 
-pub use account::{
-    CpuAccount, CpuTrace, SourceKind, Stolen, TaskId, TaskTime, TraceSession, TraceWindow,
-};
-pub use decode::{Decoder, RawSample, Tracepoint};
+pub use window::{CpuTrace, SourceKind, Stolen, TaskId, TaskTime, TraceWindow, add_intruders};

@@ -304,7 +304,7 @@ impl Accumulator {
             );
             if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
                 a.traced_ns += t.window_ns;
-                a.unseen_ns += t.unseen_ns;
+                a.unseen_ns += t.unknown_ns;
                 a.sampled |= t.sampled;
                 if let Some(p) = s.trace.as_ref().and_then(|t| t.probed(r.cpu)) {
                     a.probe_ns = Some(a.probe_ns.unwrap_or(0) + p.ns);
@@ -755,8 +755,8 @@ impl RunReport {
             if c.unseen_ns > 0 {
                 let _ = writeln!(
                     o,
-                    "  who ran is not known for {}: the kernel gave perf no events of a task \
-                     that ran then",
+                    "  who ran is not known for {}: counting began in it, or more tasks ran \
+                     than the table holds",
                     duration(c.unseen_ns)
                 );
             }
@@ -802,7 +802,7 @@ mod tests {
     const WHY: &str = "who ran for 30.0 ms (3.0 %) is not known: the kernel gave perf no \
                        events of a task that ran then";
 
-    /// One second of CPU 1 with `unseen_ns` not seen, judged `state`.
+    /// One second of CPU 1 with `unseen_ns` not known, judged `state`.
     fn second(state: VerdictState, unseen_ns: u64) -> Sample {
         let mut s = super::tests_support::quiet_second(0.0);
         s.interval.cpus[0].busy_pct = None;
@@ -810,8 +810,7 @@ mod tests {
         v.state = state;
         v.reason = (state == VerdictState::Unknown).then(|| WHY.to_string());
         let t = s.trace.as_mut().expect("quiet_second is traced");
-        t.idle_hidden = true;
-        t.cpus[0].unseen_ns = unseen_ns;
+        t.cpus[0].unknown_ns = unseen_ns;
         s
     }
 
@@ -850,8 +849,8 @@ mod tests {
         );
         assert!(
             r.text().contains(
-                "  who ran is not known for 32.00 ms: the kernel gave perf no events of a task \
-                 that ran then\n"
+                "  who ran is not known for 32.00 ms: counting began in it, or more tasks ran than \
+                 the table holds\n"
             ),
             "{}",
             r.text()

@@ -111,6 +111,7 @@ pub mod line {
     pub const MIG_OUT: usize = 0;
     pub const GEN: usize = 0;
     pub const NR_CPUS: usize = 4;
+    pub const T0: usize = 8;
 }
 
 /// The upper bound of H2 bucket `i` (grouping power [`HIST_GP`]), ns:
@@ -238,6 +239,7 @@ mod tests {
         assert_eq!(member(&b, id("remote"), "mig_out").0, line::MIG_OUT);
         assert_eq!(member(&b, id("ctl"), "gen").0, line::GEN);
         assert_eq!(member(&b, id("ctl"), "nr_cpus").0, line::NR_CPUS);
+        assert_eq!(member(&b, id("ctl"), "t0").0, line::T0);
     }
 
     #[test]

@@ -115,6 +115,14 @@ impl Loaded {
     pub fn set_generation(&self, g: u32) {
         self.ctl.set_u32(layout::line::GEN, g);
     }
+
+    /// Says when the areas were first read (`CLOCK_MONOTONIC` ns): a CPU
+    /// whose first event comes later ran its current task since then.
+    pub fn set_first_read(&self, ns: u64) {
+        if self.ctl.u64(layout::line::T0) == 0 {
+            self.ctl.set_u64(layout::line::T0, ns);
+        }
+    }
 }
 
 /// A CPU's context switches and migrations in, as counted so far: plain
@@ -290,9 +298,10 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
     let mut progs = Vec::new();
     let mut links = Vec::new();
     let mut absent = Vec::new();
-    // exits before entries: an entry seen without its exit would leave a
-    // frame that never ends
-    loaded.sort_by_key(|(name, ..)| !name.ends_with("_exit"));
+    // exits before entries (an entry seen without its exit would leave a
+    // frame that never ends), the scheduler's last (a slice begins at a
+    // switch, and the interruptions in it are then all seen)
+    loaded.sort_by_key(|(name, btf_tracepoint, ..)| (*btf_tracepoint, !name.ends_with("_exit")));
     for (name, btf_tracepoint, targets, fd) in loaded {
         if btf_tracepoint {
             links.push(

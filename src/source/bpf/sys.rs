@@ -296,6 +296,20 @@ impl Mapping {
         }
     }
 
+    /// Writes the 8-byte word at byte `at` (a writable mapping).
+    #[expect(
+        clippy::cast_ptr_alignment,
+        reason = "the mapping is page-aligned and the offset is checked"
+    )]
+    pub fn set_u64(&self, at: usize, v: u64) {
+        if !at.is_multiple_of(8) || at + 8 > self.len {
+            return;
+        }
+        // SAFETY: in bounds and aligned; the mapping was made writable by
+        // the only caller that writes (the control line).
+        unsafe { std::ptr::write_volatile(self.ptr.as_ptr().add(at).cast::<u64>(), v) }
+    }
+
     /// Writes the 4-byte word at byte `at` (a writable mapping).
     #[expect(
         clippy::cast_ptr_alignment,
