@@ -37,7 +37,7 @@ fn run_exits_with_the_command_status_and_reports_its_cpu() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        text.starts_with("noisetop run: `sh -c sleep 0.5; exit 3` (pid "),
+        text.starts_with("noisetop run: `sh -c 'sleep 0.5; exit 3'` (pid "),
         "{text}"
     );
     assert!(text.contains(&format!(" on CPU {cpu}, ")), "{text}");
