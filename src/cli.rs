@@ -283,11 +283,13 @@ pub struct RunArgs {
     /// not exact.
     #[arg(long)]
     pub no_trace: bool,
-    #[command(flatten)]
-    pub record: RecordArgs,
     /// The command and its arguments.
+    // before the flattened recording options, whose heading would
+    // otherwise take it in from "Arguments"
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 pub use crate::base::cpulist::{CpuList, parse_cpus};

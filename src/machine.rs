@@ -221,6 +221,32 @@ impl Machine {
         }
     }
 
+    /// The boot arguments that set `cpus` apart, the one isolation advice
+    /// `check` and the dashboard's findings give:
+    /// `isolcpus=domain,managed_irq,L nohz_full=L rcu_nocbs=L`, with L the
+    /// CPUs of `cpus` that can be set apart ([`Machine::isolatable`]) and
+    /// those already isolated or tickless, which the new command line would
+    /// otherwise give back. `None` when none of `cpus` can be (the boot CPU).
+    pub fn isolation_args(&self, cpus: &[u32]) -> Option<String> {
+        let mut l = self.isolatable(cpus);
+        if l.is_empty() {
+            return None;
+        }
+        let boot = self.online.first().copied();
+        for set in [&self.sets.isolated, &self.sets.nohz_full]
+            .into_iter()
+            .flatten()
+        {
+            l.extend(set.iter().copied().filter(|c| Some(*c) != boot));
+        }
+        l.sort_unstable();
+        l.dedup();
+        let l = crate::collect::cpulist::format(&l);
+        Some(format!(
+            "isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l}"
+        ))
+    }
+
     /// Returns the topology of one CPU.
     pub fn topo(&self, cpu: u32) -> Option<&CpuTopology> {
         // sorted by CPU at construction: this runs per CPU per sample

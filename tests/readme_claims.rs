@@ -387,3 +387,54 @@ fn the_owner_change_threshold_is_the_rules() {
         "README: {s}"
     );
 }
+
+// ------------------------------------------------------------ check rules
+
+/// Each `check` rule's README section holds the text the man page's CHECK
+/// RULES section prints, word for word, so a verdict's `see` line leads an
+/// installed binary's user to the same explanation.
+#[test]
+fn check_rule_sections_are_the_man_page_texts() {
+    let text = readme();
+    for (id, explained) in noisetop::check::explain::EXPLAIN {
+        let head = format!("\n#### check-{id}\n\n");
+        let at = text
+            .find(&head)
+            .unwrap_or_else(|| panic!("README has no section check-{id}"));
+        let body = &text[at + head.len()..];
+        let end = body.find("\n\n").unwrap_or(body.len());
+        assert_eq!(&body[..end], explained, "check-{id}");
+    }
+    let man = noisetop::cmd::help::man_page().unwrap();
+    let rules = &man[man
+        .find(".SH \"CHECK RULES\"")
+        .expect("a CHECK RULES section")..];
+    for id in noisetop::check::RULE_IDS {
+        assert!(
+            rules.contains(&format!(".TP\n\\fB{}\\fR\n", id.replace('-', "\\-"))),
+            "{id} in CHECK RULES"
+        );
+    }
+}
+
+/// The README's shell blocks run as written after `cargo install`: sudo's
+/// `secure_path` leaves `~/.cargo/bin` out, so no block runs a bare
+/// `sudo noisetop`.
+#[test]
+fn shell_blocks_give_sudo_the_path_of_noisetop() {
+    let text = readme();
+    let mut in_sh = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            in_sh = line == "```sh";
+            continue;
+        }
+        if in_sh {
+            assert!(
+                !line.trim_start().starts_with("sudo noisetop"),
+                "README line {}: {line}",
+                n + 1
+            );
+        }
+    }
+}

@@ -185,10 +185,8 @@ fn migrations(
     let owner = traced.and_then(|t| t.owner.as_ref());
     let fix = match owner {
         Some(o) if o.pid != 0 && !o.exited => format!("taskset -apc {} {}", r.cpu, o.pid),
-        _ => format!(
-            "boot with isolcpus=domain,{} (kernel command line): the scheduler then balances no task onto it",
-            r.cpu
-        ),
+        // the one isolation advice: the balancer then moves no task onto it
+        _ => isolate_cmdline(cx.machine, r.cpu),
     };
     Some(Finding {
         cpus: vec![r.cpu],

@@ -189,7 +189,7 @@ fn context_switches_and_migrations_on_a_watched_cpu() {
     assert_eq!(
         f[1].fix.as_deref(),
         Some(
-            "boot with isolcpus=domain,1 (kernel command line): the scheduler then balances no task onto it"
+            "boot with isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1 (kernel command line)"
         )
     );
     // just under both thresholds
