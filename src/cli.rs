@@ -143,7 +143,7 @@ pub struct WatchArgs {
     pub owner: Vec<u32>,
 }
 
-pub use crate::record::RecordArgs;
+pub use crate::record::{RecordArgs, SummaryArgs};
 
 /// The dashboard and `--batch`.
 #[derive(Debug, Clone, Args)]
@@ -178,15 +178,18 @@ pub struct LiveArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub summary: SummaryArgs,
 }
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print the raw counters of one instant and the machine facts.
+    /// Print the raw counters of one instant and the machine facts, as JSON.
     Snapshot {
-        /// Print JSON (the only format so far).
-        #[arg(long)]
+        /// Accepted for scripts written when the output had to be asked
+        /// for as JSON; it always is, so the help does not list it.
+        #[arg(long, hide = true)]
         json: bool,
         #[command(flatten)]
         source: SourceArgs,
@@ -229,6 +232,8 @@ pub enum Command {
         config: Option<PathBuf>,
         #[command(flatten)]
         record: RecordArgs,
+        #[command(flatten)]
+        summary: SummaryArgs,
     },
     /// Check the machine's settings for benchmarking: OK / WARN / FAIL / UNKNOWN.
     Check(CheckCli),
