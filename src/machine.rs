@@ -527,10 +527,7 @@ mod tests {
         assert_eq!(base_mhz(&[], &far), Some((2800.0, "model name".into())));
         // rates that differ between CPUs are measurements, not the TSC
         let moving = info("Intel(R) Xeon(R) CPU @ 2.80GHz", &[2793.4, 2801.0]);
-        assert_eq!(
-            base_mhz(&[], &moving),
-            Some((2800.0, "model name".into()))
-        );
+        assert_eq!(base_mhz(&[], &moving), Some((2800.0, "model name".into())));
         assert_eq!(base_mhz(&[], &info("AMD EPYC", &[2445.4])), None);
     }
 }

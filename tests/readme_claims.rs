@@ -438,3 +438,56 @@ fn shell_blocks_give_sudo_the_path_of_noisetop() {
         }
     }
 }
+
+/// CI runs the README's test command, word for word, and that command
+/// runs every test binary even when one fails.
+#[test]
+fn ci_runs_the_readme_test_command() {
+    let text = readme();
+    let at = text
+        .find("\n## Run the tests\n")
+        .expect("a Run the tests section");
+    let block = text[at..]
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a sh block");
+    let command = block.trim();
+    assert!(command.contains("--no-fail-fast"), "{command}");
+    let ci = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run"))
+        .expect(".ci/run");
+    let last = ci
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .unwrap();
+    assert_eq!(last.trim(), command);
+}
+
+/// The README's count of the tests ignored without the captures is the
+/// number of tests marked so.
+#[test]
+fn the_readme_counts_the_tests_that_need_the_captures() {
+    fn marked(dir: &Path) -> usize {
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                n += marked(&p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                // split, so that this line is not one of them
+                n += text
+                    .matches(concat!("#[cfg_attr(no_", "captures, ignore = "))
+                    .count();
+            }
+        }
+        n
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let n = marked(&root.join("tests")) + marked(&root.join("src"));
+    assert!(
+        readme().contains(&format!("`../shared/captures` ({n} of them)")),
+        "{n} tests are marked"
+    );
+}

@@ -29,6 +29,7 @@ fn captures() -> Option<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn a_static_tree_records_no_interval_of_no_length() {
     let Some(caps) = captures() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -163,6 +164,7 @@ fn a_panel_without_figures_says_no_data() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn an_idle_state_named_c0_is_not_a_busy_column() {
     let Some(caps) = captures() else { return };
     let mut fs = Fs::new(Roots::under(&caps.join("util-linux-nehalem-64cpu")));

@@ -41,7 +41,7 @@ fn spawn_on_cpu1(args: &[&str]) -> Kill {
 
 #[path = "common/cpu1.rs"]
 mod cpu1;
-use cpu1::{cpu1, skip_reason, steal_ns};
+use cpu1::{quiet_cpu1, steal_ns};
 
 #[path = "common/schedstat.rs"]
 mod schedstat;
@@ -87,11 +87,9 @@ fn one_cpu(w: &TraceWindow) -> &noisetop::trace::CpuTrace {
 
 #[test]
 fn busy_loop_is_named_and_timed_like_its_schedstat() {
-    if let Some(why) = skip_reason() {
-        println!("skipped: {why}");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
     pin_to(&[0]).unwrap();
     let owner = spawn_on_cpu1(&["sleep", "5"]);
     let busy = spawn_on_cpu1(&["sh", "-c", "while :; do :; done"]);
@@ -169,11 +167,9 @@ fn busy_loop_is_named_and_timed_like_its_schedstat() {
 
 #[test]
 fn idle_cpu_is_found_quiet() {
-    if let Some(why) = skip_reason() {
-        println!("skipped: {why}");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
     pin_to(&[0]).unwrap();
     let mut tracer = Tracer::open(Path::new("/sys"), &[CPU]).unwrap();
     std::thread::sleep(Duration::from_millis(200));

@@ -25,7 +25,7 @@ use noisetop::trace::crosscheck::{CpuCheck, disagreements};
 
 #[path = "common/cpu1.rs"]
 mod cpu1;
-use cpu1::{cpu1, skip_reason, steal_ns};
+use cpu1::{quiet_cpu1, steal_ns};
 
 #[path = "common/schedstat.rs"]
 #[expect(dead_code, reason = "its pid reader: this test reads threads by path")]
@@ -351,11 +351,9 @@ fn gettid() -> u32 {
 
 #[test]
 fn threads_waking_fast_and_slow_are_traced_like_their_schedstat() {
-    if let Some(why) = skip_reason() {
-        println!("skipped: {why}");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
     pin_to(&[0]).unwrap();
     for (what, sleep, work) in [
         (
@@ -406,11 +404,9 @@ fn child_named(parent: u32, comm: &str) -> Option<u32> {
 
 #[test]
 fn stress_ng_timer_wake_ups_are_traced_like_their_schedstat() {
-    if let Some(why) = skip_reason() {
-        println!("skipped: {why}");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
     pin_to(&[0]).unwrap();
     for freq in ["20000", "2000"] {
         let spawned = Command::new("stress-ng")

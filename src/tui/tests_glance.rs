@@ -96,6 +96,7 @@ fn real(tree: &Path) -> State {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn overview_of_real_captures_at_96_480_and_1152_cpus() {
     for (name, cpus) in [
         ("util-linux-epyc7451-2s-96cpu", 96),
@@ -114,6 +115,7 @@ fn overview_of_real_captures_at_96_480_and_1152_cpus() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn epyc_siblings_sit_side_by_side_by_package() {
     let Some(tree) = capture("util-linux-epyc7451-2s-96cpu") else {
         return;
@@ -388,6 +390,7 @@ fn a_foreign_tree_says_so_in_the_header_at_any_width() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn an_unknown_verdict_reads_as_the_one_unknown_glyph_in_the_noise_column() {
     // the EPYC dump has no /proc/interrupts, /proc/stat or perf: no CPU
     // can be judged, and each row's noise cell says so with `·`
