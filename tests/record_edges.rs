@@ -75,7 +75,8 @@ fn a_target_that_is_not_a_file_is_refused_without_a_sidecar_beside_it() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    // a usage error, said before anything starts
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("/dev/full: not a regular file"), "{err}");
     assert!(!Path::new("/dev/full.json").exists());
 }
