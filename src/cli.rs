@@ -144,7 +144,7 @@ pub struct WatchArgs {
     pub owner: Vec<u32>,
 }
 
-pub use crate::record::RecordArgs;
+pub use crate::record::{RecordArgs, SummaryArgs};
 
 /// The dashboard and `--batch`.
 #[derive(Debug, Clone, Args)]
@@ -179,15 +179,18 @@ pub struct LiveArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub summary: SummaryArgs,
 }
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print the raw counters of one instant and the machine facts.
+    /// Print the raw counters of one instant and the machine facts, as JSON.
     Snapshot {
-        /// Print JSON (the only format so far).
-        #[arg(long)]
+        /// Accepted for scripts written when the output had to be asked
+        /// for as JSON; it always is, so the help does not list it.
+        #[arg(long, hide = true)]
         json: bool,
         #[command(flatten)]
         source: SourceArgs,
@@ -230,6 +233,8 @@ pub enum Command {
         config: Option<PathBuf>,
         #[command(flatten)]
         record: RecordArgs,
+        #[command(flatten)]
+        summary: SummaryArgs,
     },
     /// Check the machine's settings for benchmarking: OK / WARN / FAIL / UNKNOWN.
     Check(CheckCli),
@@ -284,11 +289,13 @@ pub struct RunArgs {
     /// sampled from /proc, not exact.
     #[arg(long, visible_alias = "no-bpf")]
     pub no_trace: bool,
-    #[command(flatten)]
-    pub record: RecordArgs,
     /// The command and its arguments.
+    // before the flattened recording options, whose heading would
+    // otherwise take it in from "Arguments"
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 pub use crate::base::cpulist::{CpuList, parse_cpus};

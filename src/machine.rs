@@ -221,6 +221,32 @@ impl Machine {
         }
     }
 
+    /// The boot arguments that set `cpus` apart, the one isolation advice
+    /// `check` and the dashboard's findings give:
+    /// `isolcpus=domain,managed_irq,L nohz_full=L rcu_nocbs=L`, with L the
+    /// CPUs of `cpus` that can be set apart ([`Machine::isolatable`]) and
+    /// those already isolated or tickless, which the new command line would
+    /// otherwise give back. `None` when none of `cpus` can be (the boot CPU).
+    pub fn isolation_args(&self, cpus: &[u32]) -> Option<String> {
+        let mut l = self.isolatable(cpus);
+        if l.is_empty() {
+            return None;
+        }
+        let boot = self.online.first().copied();
+        for set in [&self.sets.isolated, &self.sets.nohz_full]
+            .into_iter()
+            .flatten()
+        {
+            l.extend(set.iter().copied().filter(|c| Some(*c) != boot));
+        }
+        l.sort_unstable();
+        l.dedup();
+        let l = crate::collect::cpulist::format(&l);
+        Some(format!(
+            "isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l}"
+        ))
+    }
+
     /// Returns the topology of one CPU.
     pub fn topo(&self, cpu: u32) -> Option<&CpuTopology> {
         // sorted by CPU at construction: this runs per CPU per sample
@@ -377,7 +403,11 @@ fn smt_of(
 }
 
 /// Base frequency: cpufreq `base_frequency` (`intel_pstate`), else the x86
-/// nominal frequency in the model name ("@ 2.30GHz"), else None.
+/// nominal frequency in the model name ("@ 2.30GHz"), else None. Without
+/// cpufreq, /proc/cpuinfo's `cpu MHz` is the one rate the kernel measured
+/// (the TSC's, the same on every CPU): where the model name's nominal is
+/// that rate rounded (2.80GHz for 2793.4 MHz), the measured figure is the
+/// base, so the header says what every clock and scale shows.
 fn base_mhz(cpufreq: &[CpuFreqInfo], info: &CpuInfo) -> Option<(f64, String)> {
     if let Some(k) = cpufreq.iter().find_map(|c| c.base_khz) {
         return Some((k as f64 / 1000.0, "cpufreq base_frequency".into()));
@@ -390,7 +420,24 @@ fn base_mhz(cpufreq: &[CpuFreqInfo], info: &CpuInfo) -> Option<(f64, String)> {
         .trim()
         .parse()
         .ok()?;
-    (ghz > 0.0 && ghz < 20.0).then(|| (ghz * 1000.0, "model name".into()))
+    if !(ghz > 0.0 && ghz < 20.0) {
+        return None;
+    }
+    let nominal = ghz * 1000.0;
+    let mut rates = info.mhz.values().copied();
+    let fixed = rates
+        .next()
+        .filter(|&first| cpufreq.is_empty() && info.mhz.values().all(|&m| (m - first).abs() < 0.5));
+    match fixed {
+        // the label's rounding: within a per cent of what it names
+        Some(m) if (m - nominal).abs() <= nominal * 0.01 => Some((
+            m,
+            format!(
+                "/proc/cpuinfo cpu MHz, the measured rate the model name's @ {ghz:.2}GHz rounds"
+            ),
+        )),
+        _ => Some((nominal, "model name".into())),
+    }
 }
 
 /// Returns the x86 C-state and RAPL register tables for this machine.
@@ -446,5 +493,41 @@ impl Machine {
             vendor: self.vendor,
             msr_candidates: msr_candidates(self),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base_mhz;
+    use crate::collect::cpuinfo::CpuInfo;
+
+    fn info(name: &str, mhz: &[f64]) -> CpuInfo {
+        CpuInfo {
+            model_name: Some(name.into()),
+            mhz: mhz
+                .iter()
+                .copied()
+                .enumerate()
+                .map(|(i, m)| (i as u32, m))
+                .collect(),
+            ..CpuInfo::default()
+        }
+    }
+
+    #[test]
+    fn without_cpufreq_the_base_is_the_rate_the_model_name_rounds() {
+        // a guest: no cpufreq, every CPU's cpu MHz the TSC's 2793.436
+        let vm = info("Intel(R) Xeon(R) CPU @ 2.80GHz", &[2793.436, 2793.436]);
+        let (mhz, from) = base_mhz(&[], &vm).unwrap();
+        assert!((mhz - 2793.436).abs() < 1e-9, "{mhz}");
+        assert!(from.starts_with("/proc/cpuinfo cpu MHz"), "{from}");
+        // a rate the label does not round to (cpufreq-less, but throttled
+        // or another clock): the label stays
+        let far = info("Intel(R) Xeon(R) CPU @ 2.80GHz", &[2400.0, 2400.0]);
+        assert_eq!(base_mhz(&[], &far), Some((2800.0, "model name".into())));
+        // rates that differ between CPUs are measurements, not the TSC
+        let moving = info("Intel(R) Xeon(R) CPU @ 2.80GHz", &[2793.4, 2801.0]);
+        assert_eq!(base_mhz(&[], &moving), Some((2800.0, "model name".into())));
+        assert_eq!(base_mhz(&[], &info("AMD EPYC", &[2445.4])), None);
     }
 }

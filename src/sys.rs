@@ -145,7 +145,13 @@ pub fn exec_pinned(args: &[std::ffi::OsString]) -> u8 {
         return 127;
     }
     let e = std::process::Command::new(program).args(&args[2..]).exec();
-    eprintln!("noisetop: cannot run {}: {e}", program.to_string_lossy());
+    // the OS's words, as a shell says them, without std's "(os error N)"
+    let words = e.to_string();
+    let words = words.split(" (os error ").next().unwrap_or(&words);
+    eprintln!(
+        "noisetop: cannot run {}: {words}",
+        program.to_string_lossy()
+    );
     if e.kind() == std::io::ErrorKind::PermissionDenied {
         126
     } else {
@@ -306,6 +312,17 @@ pub fn children_cpu_ns() -> Option<u64> {
     };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
     Some(ns(ru.ru_utime) + ns(ru.ru_stime))
+}
+
+/// Whether this process may execute `path`: `access(X_OK)`, the check
+/// `execve` makes (root passes where any execute bit is set).
+pub fn may_execute(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: c is a NUL-terminated string that outlives the call.
+    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
 }
 
 /// Whether noisetop runs as root (effective uid 0).

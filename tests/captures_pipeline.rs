@@ -37,6 +37,7 @@ fn engine(tree: &Path) -> Engine<Captured> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn every_capture_goes_through_the_whole_pipeline() {
     let Some(trees) = captures() else { return };
     assert!(
@@ -90,6 +91,7 @@ fn every_capture_goes_through_the_whole_pipeline() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn online_cpus_come_from_sysfs_when_present() {
     let Some(trees) = captures() else { return };
     let find = |n: &str| trees.iter().find(|t| t.ends_with(n)).unwrap().clone();
@@ -106,6 +108,7 @@ fn online_cpus_come_from_sysfs_when_present() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn epyc_capture_reports_its_idle_states_and_boost() {
     let Some(trees) = captures() else { return };
     let tree = trees

@@ -74,6 +74,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn every_procfs_capture_parses() {
     let Some(root) = captures() else { return };
     let mut seen = BTreeMap::<&str, usize>::new();
@@ -248,6 +249,7 @@ fn check_pcp_tables(tree: &Path, values: &[PcpValue]) -> BTreeMap<String, usize>
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn pcp_percpu_interrupts_and_softirqs() {
     let Some(root) = captures() else { return };
     // Value lines per metric, counted in each EXPECTED.txt with grep.
@@ -299,6 +301,7 @@ fn pcp_percpu_interrupts_and_softirqs() {
 /// qa/857 dumps every instance: the set of `ROW::cpuN` it prints must be
 /// exactly our cells, minus the single-value ERR/MIS rows PCP leaves out.
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn pcp_full_dump_covers_every_cell() {
     let Some(root) = captures() else { return };
     for name in ["pcp-8cpu-x86_64-laptop", "pcp-1cpu-i686"] {
@@ -362,6 +365,7 @@ fn pcp_cpu_ms(t: &CpuTimes, metric: &str) -> u64 {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn pcp_sysdev_cpu_times() {
     let Some(root) = captures() else { return };
     for (name, ncpu) in [
@@ -406,6 +410,7 @@ fn pcp_sysdev_cpu_times() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn pcp_1152_cpus() {
     let Some(root) = captures() else { return };
     let tree = root.join("pcp-1152cpu-x86_64");
@@ -449,6 +454,7 @@ fn pcp_1152_cpus() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn pcp_s390x_layouts() {
     let Some(root) = captures() else { return };
     let t = interrupts_of(&root.join("pcp-16cpu-s390x"));
@@ -483,6 +489,7 @@ fn pcp_s390x_layouts() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn pcp_hpbl920_480_cpu_stat() {
     let Some(root) = captures() else { return };
     let tree = root.join("pcp-hpbl920gen8-480cpu");
@@ -563,6 +570,7 @@ fn prom_labels(mut s: &str) -> BTreeMap<String, String> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn node_exporter_fixtures() {
     let Some(root) = captures() else { return };
     let tree = root.join("node_exporter-fixtures");
@@ -663,6 +671,7 @@ fn node_exporter_fixtures() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn node_exporter_aarch64_interrupts() {
     use IrqKind::{FunctionCall, IrqWork, OtherIpi, Reschedule};
     let Some(root) = captures() else { return };
@@ -725,6 +734,7 @@ fn node_exporter_aarch64_interrupts() {
 // ------------------------------------------------------ prometheus/procfs
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn procfs_fixtures() {
     let Some(root) = captures() else { return };
     let tree = root.join("procfs-fixtures");
@@ -799,6 +809,7 @@ fn lscpu_fields(text: &str) -> BTreeMap<String, String> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuinfo_matches_lscpu() {
     let Some(root) = captures() else { return };
     let trees = [
@@ -845,6 +856,7 @@ fn cpuinfo_matches_lscpu() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuinfo_arm64_parts_and_frequencies() {
     let Some(root) = captures() else { return };
     // Snapdragon, in CPU order: 3x Cortex-A510 (0xd46), 2x A715 (0xd4d), 2x A710 (0xd47), 1x X3 (0xd4e).

@@ -151,6 +151,7 @@ fn prom_int(text: &str, name: &str, labels: &str, scale: f64) -> i64 {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn every_tree_with_sys_is_covered() {
     let Some(caps) = captures() else { return };
     let mut found: Vec<String> = std::fs::read_dir(&caps)
@@ -164,6 +165,7 @@ fn every_tree_with_sys_is_covered() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpu_sets_of_every_tree() {
     let Some(caps) = captures() else { return };
     // (tree, online, offline, possible, present, isolated, nohz_full), from the files.
@@ -318,6 +320,7 @@ fn cpu_sets_of_every_tree() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn online_cpus_with_and_without_the_online_file() {
     let Some(caps) = captures() else { return };
     let rows = [
@@ -374,6 +377,7 @@ fn lscpu_physical(text: &str) -> Vec<LscpuRow> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn topology_matches_lscpu_physical_for_every_cpu() {
     let Some(caps) = captures() else { return };
     let trees = [
@@ -398,6 +402,7 @@ fn topology_matches_lscpu_physical_for_every_cpu() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn topology_details_from_the_files() {
     let Some(caps) = captures() else { return };
     let topo = |tree: &str| {
@@ -522,6 +527,7 @@ fn time_usage(fs: &mut Fs, cpu: u32) -> Vec<(u64, u64)> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuidle_haswell_intel_idle_nine_states() {
     let Some(caps) = captures() else { return };
     let mut fs = open(&caps, "pcp-sysdev-001-i3-4005u-4cpu");
@@ -585,6 +591,7 @@ fn cpuidle_haswell_intel_idle_nine_states() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuidle_epyc_acpi_idle_with_null_desc() {
     let Some(caps) = captures() else { return };
     let mut fs = open(&caps, "util-linux-epyc7451-2s-96cpu");
@@ -622,6 +629,7 @@ fn cpuidle_epyc_acpi_idle_with_null_desc() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuidle_tigerlake_above_below_rejected() {
     let Some(caps) = captures() else { return };
     let mut fs = open(&caps, "util-linux-tigerlake-linux6.2-8cpu");
@@ -665,6 +673,7 @@ fn cpuidle_tigerlake_above_below_rejected() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuidle_old_kernels_without_residency_or_disable() {
     let Some(caps) = captures() else { return };
     let mut fs = open(&caps, "util-linux-nehalem-64cpu");
@@ -707,6 +716,7 @@ fn cpuidle_old_kernels_without_residency_or_disable() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuidle_arm64_psci_per_cpu_driver() {
     let Some(caps) = captures() else { return };
     let mut fs = open(&caps, "util-linux-arm64-qcom-8cpu");
@@ -777,6 +787,7 @@ fn cpuidle_arm64_psci_per_cpu_driver() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpuidle_absent_or_no_driver() {
     let Some(caps) = captures() else { return };
     // Hyper-V guest: current_driver is "none" and there is no cpuN/cpuidle.
@@ -852,6 +863,7 @@ fn lscpu_lines(text: &str, key: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpufreq_matches_lscpu_scaling_and_limits() {
     let Some(caps) = captures() else { return };
     let rows: [(&str, &[&[u32]]); 5] = [
@@ -884,6 +896,7 @@ fn cpufreq_matches_lscpu_scaling_and_limits() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost() {
     let Some(caps) = captures() else { return };
     for form in link_forms(&caps) {
@@ -919,6 +932,7 @@ fn cpufreq_epyc_acpi_cpufreq_above_max_with_boost_in(caps: &Path) {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpufreq_sysdev_002_policy_links_match_pcp() {
     let Some(caps) = captures() else { return };
     for form in link_forms(&caps) {
@@ -968,6 +982,7 @@ fn cpufreq_sysdev_002_policy_links_match_pcp_in(caps: &Path) {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpufreq_sysdev_001_cpuinfo_cur_freq_only() {
     let Some(caps) = captures() else { return };
     let tree = "pcp-sysdev-001-i3-4005u-4cpu";
@@ -1009,6 +1024,7 @@ fn cpufreq_sysdev_001_cpuinfo_cur_freq_only() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpufreq_node_exporter_and_apple_match_their_peers() {
     let Some(caps) = captures() else { return };
     let text = expected(&caps, "node_exporter-fixtures");
@@ -1051,6 +1067,7 @@ fn cpufreq_node_exporter_and_apple_match_their_peers() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn cpufreq_layouts_policies_and_absence() {
     let Some(caps) = captures() else { return };
     for form in link_forms(&caps) {
@@ -1167,6 +1184,7 @@ fn cpufreq_layouts_policies_and_absence_in(caps: &Path) {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn thermal_throttle_counts_match_peers() {
     let Some(caps) = captures() else { return };
     for tree in [
@@ -1248,6 +1266,7 @@ fn denki_joules(fs: &mut Fs, zones: &[powercap::RaplZone]) -> BTreeMap<String, u
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn rapl_denki_joules_match_pmdadenki() {
     let Some(caps) = captures() else { return };
     for tree in [
@@ -1274,6 +1293,7 @@ fn rapl_denki_joules_match_pmdadenki() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn rapl_zone_layouts() {
     let Some(caps) = captures() else { return };
     for form in link_forms(&caps) {
@@ -1362,6 +1382,7 @@ fn rapl_zone_layouts_in(caps: &Path) {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn hwmon_temps_match_node_exporter() {
     let Some(caps) = captures() else { return };
     let text = expected(&caps, "node_exporter-fixtures");
@@ -1448,6 +1469,7 @@ fn hwmon_temps_match_node_exporter() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn hwmon_absent_in_other_trees() {
     let Some(caps) = captures() else { return };
     for tree in SYS_TREES.iter().filter(|t| **t != "node_exporter-fixtures") {
@@ -1456,6 +1478,7 @@ fn hwmon_absent_in_other_trees() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn kernel_facts_and_cmdline() {
     let Some(caps) = captures() else { return };
     // sosreport: ASLR 2, two console= arguments, SMT on; a Hyper-V guest

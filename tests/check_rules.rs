@@ -56,6 +56,11 @@ impl Tree {
 
 const CPU: &str = "sys/devices/system/cpu";
 
+/// grubby's command that adds `args` to every kernel entry.
+fn grubby(args: &str) -> String {
+    format!("grubby --update-kernel=ALL --args=\"{args}\"  # then reboot")
+}
+
 /// A 4-CPU Intel server prepared for benchmarks on CPUs 2-3: every rule
 /// passes. Each test below changes one file from here.
 fn quiet() -> Tree {
@@ -100,6 +105,8 @@ fn quiet() -> Tree {
         );
     }
     t.put("proc/cpuinfo", &cpuinfo);
+    // a Fedora-like system: grubby changes the kernel command line
+    t.put("usr/sbin/grubby", "");
     t.put(
         "proc/cmdline",
         "BOOT_IMAGE=/vmlinuz-6.8.0 ro isolcpus=2-3 nohz_full=2-3 rcu_nocbs=2-3 \
@@ -355,7 +362,9 @@ fn isolcpus() {
         &t.rule(Some(&[1, 2]), "isolcpus"),
         Status::Warn,
         &[ok[0], ok[1], "not in the set: CPU 1"],
-        &["grubby --update-kernel=ALL --args=\"isolcpus=1-3\"  # then reboot"],
+        &[&grubby(
+            "isolcpus=domain,managed_irq,1-3 nohz_full=1-3 rcu_nocbs=1-3",
+        )],
     );
     t.put(&format!("{CPU}/isolated"), "\n");
     t.put("proc/cmdline", "ro quiet\n");
@@ -366,7 +375,9 @@ fn isolcpus() {
             "/sys/devices/system/cpu/isolated = (empty)",
             "/proc/cmdline has no isolcpus=",
         ],
-        &["grubby --update-kernel=ALL --args=\"isolcpus=1-3\"  # then reboot"],
+        &[&grubby(
+            "isolcpus=domain,managed_irq,1-3 nohz_full=1-3 rcu_nocbs=1-3",
+        )],
     );
     t.rm(&format!("{CPU}/isolated"));
     assert_unknown(&t.bench("isolcpus"), "no /sys/devices/system/cpu/isolated");
@@ -402,7 +413,9 @@ fn nohz_full() {
             "not in the set: CPUs 0-1",
             "CPU 0 is the boot CPU: the kernel keeps it for housekeeping whatever nohz_full= says",
         ],
-        &["grubby --update-kernel=ALL --args=\"nohz_full=1-3\"  # then reboot"],
+        &[&grubby(
+            "isolcpus=domain,managed_irq,1-3 nohz_full=1-3 rcu_nocbs=1-3",
+        )],
     );
     // a kernel built without CONFIG_NO_HZ_FULL has no such file
     t.rm(&format!("{CPU}/nohz_full"));
@@ -445,7 +458,9 @@ fn rcu_nocbs() {
             "/proc/cmdline has no rcu_nocbs=",
             "not in the set: CPUs 2-3",
         ],
-        &["grubby --update-kernel=ALL --args=\"rcu_nocbs=2-3\"  # then reboot"],
+        &[&grubby(
+            "isolcpus=domain,managed_irq,2-3 nohz_full=2-3 rcu_nocbs=2-3",
+        )],
     );
     t.put("proc/cmdline", "ro rcu_nocbs=2-x\n");
     assert_unknown(
@@ -967,7 +982,7 @@ fn vm() {
 }
 
 /// The JSON shape scripts read: schema, cpus, and per rule id, status,
-/// title, evidence, fix, reason, doc.
+/// title, goal, evidence, fix, reason, doc.
 #[test]
 fn json_shape() {
     let t = quiet();
@@ -979,7 +994,7 @@ fn json_shape() {
         rules: judge(t.0.path(), Some(&[2, 3])),
     };
     let v = serde_json::to_value(&report).unwrap();
-    assert_eq!(v["schema"], 1);
+    assert_eq!(v["schema"], 2);
     assert_eq!(v["cpus"], serde_json::json!([2, 3]));
     let nmi = v["rules"]
         .as_array()
@@ -992,11 +1007,13 @@ fn json_shape() {
         &serde_json::json!({
             "id": "nmi-watchdog",
             "status": "WARN",
-            "title": "NMI watchdog is off",
+            // what was found; the goal beside it
+            "title": "NMI watchdog is on",
+            "goal": "NMI watchdog is off",
             "evidence": ["/proc/sys/kernel/nmi_watchdog = 1"],
             "fix": ["sysctl -w kernel.nmi_watchdog=0"],
             "reason": null,
-            "doc": "README.md#check-nmi-watchdog"
+            "doc": "man noisetop, CHECK RULES: nmi-watchdog"
         })
     );
     let tm = v["rules"]
@@ -1072,6 +1089,7 @@ const ORDER: &str = "governor turbo-on epp freq-range isolcpus nohz-full rcu-noc
 
 /// Three captures checked by hand against their files.
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn captures_checked_by_hand() {
     let Some(dir) = captures() else { return };
     assert_eq!(
@@ -1124,7 +1142,12 @@ fn captures_checked_by_hand() {
     );
     assert_eq!(
         find(&r, "isolcpus").fix,
-        ["grubby --update-kernel=ALL --args=\"isolcpus=1-47,49-95\"  # then reboot"],
+        [format!(
+            "# add isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l} to the kernel \
+             command line, then reboot (grubby --update-kernel=ALL --args=\"…\" on Fedora and \
+             RHEL; GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub, on Debian and Ubuntu)",
+            l = "1-47,49-95"
+        )],
         "CPU 0 and its sibling 48 keep the housekeeping"
     );
     assert_eq!(
@@ -1135,6 +1158,7 @@ fn captures_checked_by_hand() {
 
 /// Every real capture: no panic, every rule answers, UNKNOWN has a reason.
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn every_capture_is_judged() {
     let Some(dir) = captures() else { return };
     let mut names: Vec<_> = std::fs::read_dir(&dir)
@@ -1232,4 +1256,35 @@ fn live_machine_one_cpu() {
             assert!(cpus.contains(&last), "{e}: {list}");
         }
     }
+}
+
+/// One isolation advice, fit for the system: on a Debian-like tree (the
+/// GRUB defaults file and `update-grub`, no grubby) the three isolation
+/// rules give the same command, in GRUB's form, and its boot arguments
+/// are the ones the dashboard's finding gives.
+#[test]
+fn isolation_advice_is_one_and_fits_the_boot_loader() {
+    let t = quiet();
+    t.rm("usr/sbin/grubby");
+    t.put("etc/default/grub", "GRUB_CMDLINE_LINUX=\"\"\n");
+    t.put("usr/sbin/update-grub", "");
+    t.put(&format!("{CPU}/isolated"), "\n");
+    t.put(&format!("{CPU}/nohz_full"), " (null)\n");
+    t.put("proc/cmdline", "ro quiet\n");
+    let args = "isolcpus=domain,managed_irq,2-3 nohz_full=2-3 rcu_nocbs=2-3";
+    let want = format!(
+        "sed -i 's/^GRUB_CMDLINE_LINUX=\"/&{args} /' /etc/default/grub && update-grub  # then reboot"
+    );
+    for id in ["isolcpus", "nohz-full", "rcu-nocbs"] {
+        let r = t.bench(id);
+        assert_eq!(r.status, Status::Warn, "{r:#?}");
+        assert_eq!(r.fix, std::slice::from_ref(&want), "{id}");
+    }
+    let mut fs = Fs::new(Roots::under(t.0.path()));
+    let m = noisetop::machine::Machine::read(&mut fs);
+    let f = noisetop::noise::settings::not_isolated(&m, &[2, 3]).unwrap();
+    assert_eq!(
+        f.fix.as_deref(),
+        Some(format!("boot with {args} (kernel command line)").as_str())
+    );
 }

@@ -206,3 +206,104 @@ fn man_page_renders_its_own_sections_line_for_line() {
         + first;
     insta::assert_snapshot!("man_rendered_sections", &text[first + 1..end]);
 }
+
+/// One mistake, one answer: an existing recording, a listen address
+/// without a port, a capture into a full folder and a replay of a folder
+/// that is not there are usage errors (exit 2), said before anything runs
+/// — before the dashboard asks for a terminal too.
+#[test]
+fn the_same_mistake_gets_exit_2_and_the_same_words_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("old.csv");
+    std::fs::write(&rec, "x\n").unwrap();
+    let rec = rec.to_str().unwrap();
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("f"), "").unwrap();
+    let full = full.to_str().unwrap();
+    let exists = format!("--record {rec}: the file exists (--force overwrites it");
+    let cases: [(&[&str], String); 7] = [
+        (&["--batch", "-n", "1", "--record", rec], exists.clone()),
+        // the dashboard: said although stdout is no terminal
+        (&["-n", "1", "--record", rec], exists.clone()),
+        (
+            &["probe", "--record", rec, "--duration", "1s"],
+            exists.clone(),
+        ),
+        (
+            &["serve", "--listen", "bogus"],
+            "\"bogus\" is not ADDR:PORT".to_string(),
+        ),
+        (
+            &["capture", full, "-n", "1"],
+            format!("capture {full}: the folder is not empty"),
+        ),
+        (
+            &["replay", "/nonexistent"],
+            "replay /nonexistent: no such folder".to_string(),
+        ),
+        (
+            &["replay", "/nonexistent", "--batch"],
+            "replay /nonexistent: no such folder".to_string(),
+        ),
+    ];
+    for (args, says) in cases {
+        let (code, out, err) = noisetop(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?} printed {out}");
+        assert!(err.contains(&says), "{args:?}: {err}");
+        assert!(!err.contains("terminal"), "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(rec).unwrap(),
+        "x\n",
+        "left as it was"
+    );
+}
+
+/// `run`'s command is an argument, listed as `report` and `compare` list
+/// theirs, and the man page's synopsis names each option's value.
+#[test]
+fn run_help_lists_its_command_under_arguments_and_the_synopsis_names_values() {
+    let (code, out, err) = noisetop(&["run", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    let args = out.find("\nArguments:\n").expect("an Arguments section");
+    let cmd = out.find("  <CMD>...").expect("<CMD>... listed");
+    let options = out.find("\nOptions:\n").expect("an Options section");
+    assert!(args < cmd && cmd < options, "{out}");
+    let man = noisetop::cmd::help::man_page().unwrap();
+    let synopses: Vec<&str> = man
+        .split(".SH SYNOPSIS\n")
+        .skip(1)
+        .map(|s| s.lines().next().unwrap())
+        .collect();
+    assert_eq!(synopses.len(), 12, "one per page");
+    assert!(
+        synopses[0].contains(r"[\fB\-\-cpus\fR \fILIST\fR]"),
+        "{}",
+        synopses[0]
+    );
+    assert!(synopses[0].contains(r"[\fB\-i\fR|\fB\-\-interval\fR \fIINTERVAL\fR]"));
+    assert!(
+        synopses[0].contains(r"[\fB\-\-batch\fR]"),
+        "a flag has no value"
+    );
+    let run = synopses
+        .iter()
+        .find(|s| s.contains("noisetop\\-run"))
+        .unwrap();
+    assert!(run.ends_with(r"\-\- <\fICMD\fR>... "), "{run}");
+}
+
+/// `snapshot` prints JSON whatever it is given: its help lists no `--json`
+/// that would do nothing, and scripts that pass it still work.
+#[test]
+fn snapshot_offers_no_option_that_does_nothing() {
+    let (code, out, _) = noisetop(&["snapshot", "--help"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("--json"), "{out}");
+    assert!(out.contains("as JSON"), "{out}");
+    let (code, out, err) = noisetop(&["snapshot", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with('{'), "{out}");
+}

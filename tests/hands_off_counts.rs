@@ -13,7 +13,6 @@ use std::path::Path;
 use std::time::Duration;
 
 #[path = "common/cpu1.rs"]
-#[allow(dead_code, reason = "only the lock is used here")]
 mod cpu1;
 
 use noisetop::engine::open_live;

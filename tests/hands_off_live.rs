@@ -4,7 +4,10 @@
 //! tracefs instance of this test, show no IPI sent by any noisetop thread to
 //! CPU 1 between noisetop's first and last sample (an IPI sent by a hardirq
 //! or softirq that happened to run on noisetop's time is printed, not
-//! counted against it). Opening and closing its
+//! counted against it; so is the wake-up of another task there, by a
+//! reschedule or the scheduler's wake list, named with why it is not
+//! noisetop's own: on a CPU 1 others keep busy, every wake-up of a task
+//! that last ran there costs one). Opening and closing its
 //! perf events (before the first sample, after the last) are IPIs too: they
 //! are counted and printed, not asserted. Every thread of noisetop stays
 //! off CPU 1 (`Cpus_allowed_list`), and its own tracer never sees noisetop
@@ -17,6 +20,9 @@
 
 #[path = "common/tmux.rs"]
 mod tmux;
+#[path = "common/wakeups.rs"]
+mod wakeups;
+use wakeups::{Waking, parse_waking, woken};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -110,56 +116,6 @@ fn parse_line(line: &str) -> Option<Ipi> {
     })
 }
 
-/// A task woken onto the watched CPU, and by which thread.
-#[derive(Debug, Clone, PartialEq)]
-struct Waking {
-    waker_tid: u32,
-    time_s: f64,
-    comm: String,
-}
-
-/// Parses a `sched_wakeup` line whose target is the watched CPU (the CPU
-/// the task was put on; `sched_waking` names the one it last ran on):
-/// `noisetop-9488 (9488) [000] d..3. 2198.6: sched_wakeup: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001`.
-fn parse_waking(line: &str) -> Option<Waking> {
-    let (head, rest) = line.split_once(") [")?;
-    let (task, _) = head.rsplit_once('(')?;
-    let (_, tid) = task.trim().rsplit_once('-')?;
-    let (_, rest) = rest.split_once("] ")?;
-    let mut words = rest.split_whitespace().skip(1);
-    let time_s = words.next()?.trim_end_matches(':').parse().ok()?;
-    if words.next()? != "sched_wakeup:" {
-        return None;
-    }
-    let mut comm = None;
-    let mut target = None;
-    for w in words {
-        if let Some(c) = w.strip_prefix("comm=") {
-            comm = Some(c.to_string());
-        } else if let Some(t) = w.strip_prefix("target_cpu=") {
-            target = t.parse::<u32>().ok();
-        }
-    }
-    (target? == WATCHED).then_some(Waking {
-        waker_tid: tid.parse().ok()?,
-        time_s,
-        comm: comm?,
-    })
-}
-
-/// The task a reschedule IPI woke: the wake-up onto the watched CPU by the
-/// same thread nearest to it (the kernel traces it just after the IPI).
-fn woken<'a>(ipi: &Ipi, wakings: &'a [Waking]) -> Option<&'a Waking> {
-    wakings
-        .iter()
-        .filter(|w| w.waker_tid == ipi.tid && (w.time_s - ipi.time_s).abs() < 0.001)
-        .min_by(|a, b| {
-            (a.time_s - ipi.time_s)
-                .abs()
-                .total_cmp(&(b.time_s - ipi.time_s).abs())
-        })
-}
-
 /// A tracefs instance of this test recording IPI sends (and, where the
 /// kernel has them, `irq_work` and local timer entries), removed on drop.
 struct IpiTrace {
@@ -195,6 +151,9 @@ impl IpiTrace {
         let woken = format!("target_cpu == {WATCHED}");
         for (ev, filter) in [
             ("sched/sched_wakeup", Some(woken.as_str())),
+            // written by the waker, where a wake-list wake-up's
+            // sched_wakeup is written on the woken task's CPU
+            ("sched/sched_waking", Some(woken.as_str())),
             ("ipi/ipi_send_cpu", None),
             ("ipi/ipi_send_cpumask", None),
             ("irq_vectors/irq_work_entry", Some(only.as_str())),
@@ -238,7 +197,9 @@ impl IpiTrace {
         }
         (
             text.lines().filter_map(parse_line).collect(),
-            text.lines().filter_map(parse_waking).collect(),
+            text.lines()
+                .filter_map(|l| parse_waking(l, WATCHED))
+                .collect(),
             entries,
         )
     }
@@ -256,6 +217,8 @@ impl Drop for IpiTrace {
 struct Window {
     mode: &'static str,
     pid: u32,
+    /// noisetop's threads while it watched.
+    tids: Vec<u32>,
     from_s: f64,
     to_s: f64,
 }
@@ -287,12 +250,13 @@ impl Drop for Busy {
     }
 }
 
-/// Every thread of `pid` is kept off the watched CPU.
-fn check_affinity(pid: u32, mode: &str) {
+/// Every thread of `pid` is kept off the watched CPU; returns their ids.
+fn check_affinity(pid: u32, mode: &str) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return;
+        return Vec::new();
     };
     let mut seen = 0;
+    let mut tids = Vec::new();
     for t in tasks.flatten() {
         let Ok(status) = std::fs::read_to_string(t.path().join("status")) else {
             continue;
@@ -309,8 +273,10 @@ fn check_affinity(pid: u32, mode: &str) {
             t.file_name().display()
         );
         seen += 1;
+        tids.extend(t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()));
     }
     assert!(seen > 0, "{mode}: no thread of noisetop found");
+    tids
 }
 
 /// `--batch --watch 1` for `count` intervals; the window runs from the
@@ -327,12 +293,13 @@ fn batch(mode: &'static str, extra: &[&str], count: u32) -> Window {
     let out = BufReader::new(child.stdout.take().unwrap());
     let (mut first, mut seen) = (None, Vec::new());
     let mut text = String::new();
+    let mut tids = Vec::new();
     for line in out.lines() {
         let line = line.unwrap();
         if line.starts_with("# t=") {
             let now = mono_s();
             if first.is_none() {
-                check_affinity(pid, mode);
+                tids = check_affinity(pid, mode);
             }
             first.get_or_insert(now);
             seen.push(now);
@@ -356,6 +323,7 @@ fn batch(mode: &'static str, extra: &[&str], count: u32) -> Window {
     Window {
         mode,
         pid,
+        tids,
         from_s: first.expect("an interval printed"),
         to_s: seen[seen.len() - 2],
     }
@@ -375,7 +343,7 @@ fn run(mode: &'static str, extra: &[&str], script: &str, from: f64, to: f64) -> 
         .unwrap();
     let pid = child.id();
     std::thread::sleep(Duration::from_secs_f64(from));
-    check_affinity(pid, mode);
+    let tids = check_affinity(pid, mode);
     let mut text = String::new();
     std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut text).unwrap();
     assert!(child.wait().unwrap().success(), "{mode}: noisetop failed");
@@ -390,6 +358,7 @@ fn run(mode: &'static str, extra: &[&str], script: &str, from: f64, to: f64) -> 
     Window {
         mode,
         pid,
+        tids,
         from_s: start + from,
         to_s: start + to,
     }
@@ -416,7 +385,7 @@ fn dashboard(secs: u64) -> Option<Window> {
             .unwrap();
     // a sample or two after the first: setup is over
     std::thread::sleep(Duration::from_millis(1500));
-    check_affinity(pid, "dashboard");
+    let tids = check_affinity(pid, "dashboard");
     let from_s = mono_s();
     std::thread::sleep(Duration::from_secs(secs));
     let to_s = mono_s();
@@ -430,6 +399,7 @@ fn dashboard(secs: u64) -> Option<Window> {
     Some(Window {
         mode: "dashboard, traced, CPU 1 idle",
         pid,
+        tids,
         from_s,
         to_s,
     })
@@ -468,30 +438,29 @@ fn parses_the_kernels_ipi_lines() {
     let l = "        noisetop-26310   (  26310) [000] d.s4.  2198.608042: ipi_send_cpu: cpu=1 callsite=wakeup_preempt+0x92/0xa0 callback=0x0";
     assert!(parse_line(l).unwrap().in_irq);
     let l = "        noisetop-9488    (   9488) [000] d..3.  2198.604476: sched_wakeup: comm=kworker/u8:1 pid=21 prio=120 target_cpu=001";
-    let w = parse_waking(l).unwrap();
+    let w = parse_waking(l, WATCHED).unwrap();
     assert_eq!(
         w,
         Waking {
             waker_tid: 9488,
             time_s: 2_198.604_476,
-            comm: "kworker/u8:1".into()
+            comm: "kworker/u8:1".into(),
+            pid: 21,
         }
     );
-    let ipi = Ipi {
-        tgid: 9488,
-        tid: 9488,
-        comm: "noisetop".into(),
-        time_s: 2_198.604_48,
-        targets: vec![1],
-        callsite: "wakeup_preempt+0x92".into(),
-        call: false,
-        in_irq: false,
-    };
-    assert_eq!(woken(&ipi, std::slice::from_ref(&w)), Some(&w));
     assert_eq!(
-        parse_waking(&l.replace("target_cpu=001", "target_cpu=000")),
+        woken(9488, 2_198.604_48, std::slice::from_ref(&w)),
+        Some(&w)
+    );
+    assert_eq!(
+        parse_waking(&l.replace("target_cpu=001", "target_cpu=000"), WATCHED),
         None
     );
+    // the scheduler's wake list: a function-call IPI whose only work is
+    // the wake-up of the task it names
+    let l = "        noisetop-9490    (   9488) [000] d..2.  2198.7: ipi_send_cpu: cpu=1 callsite=ttwu_queue_wakelist+0x1b3/0x220 callback=generic_smp_call_function_single_interrupt+0x0";
+    let ipi = parse_line(l).unwrap();
+    assert!(ipi.call && wakeups::is_wake_up(ipi.call, &ipi.callsite));
     assert_eq!(hex_mask("80000000,00000001"), vec![0, 63]);
     assert_eq!(parse_line("# tracer: nop"), None);
 }
@@ -564,19 +533,19 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
             mine.len() - inside.len() - interrupted.len(),
         );
         watched_s += w.to_s - w.from_s;
-        // Sent by noisetop's own code, function call or reschedule: none.
-        // An interrupt that ran on noisetop's time (an RCU softirq waking
-        // its kthread there) is the machine's, and only printed. So is a
-        // reschedule that woke an unbound kworker there (the terminal's
-        // flush work after the dashboard draws): the kernel may run those
-        // on any CPU of /sys/devices/virtual/workqueue/cpumask, which an
-        // isolated setup narrows to the housekeeping CPUs.
+        // Sent by noisetop's own code: no function call, no wake-up of
+        // its own threads. An interrupt that ran on noisetop's time (an
+        // RCU softirq waking its kthread there) is the machine's, and only
+        // printed. So is the wake-up of another task there, a reschedule
+        // or the scheduler's wake list (`wakeups::judge` says which and
+        // why): the terminal's flush kworker after the dashboard draws, or
+        // on a loaded CPU 1 any task that waited on noisetop and last ran
+        // there; an isolated setup keeps such tasks on housekeeping CPUs.
         for i in &inside {
-            match (i.call, woken(i, &wakings)) {
-                (false, Some(k)) if k.comm.starts_with("kworker/u") => {
-                    eprintln!("  woke unbound {} onto CPU {WATCHED}", k.comm);
-                }
-                (_, k) => bad.push(format!("{}: {i:?}, woke {k:?}", w.mode)),
+            let k = woken(i.tid, i.time_s, &wakings);
+            match wakeups::judge(i.call, &i.callsite, k, &w.tids) {
+                Ok(said) => eprintln!("  {said}"),
+                Err(why) => bad.push(format!("{}: {why}: {i:?}", w.mode)),
             }
         }
         for i in &interrupted {

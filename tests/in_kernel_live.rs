@@ -26,7 +26,6 @@ use noisetop::sys::{monotonic_ns, pin_to};
 use noisetop::trace::{CpuTrace, SourceKind};
 
 #[path = "common/cpu1.rs"]
-#[allow(dead_code, reason = "the lock and the steal reader are used here")]
 mod cpu1;
 use cpu1::{cpu1, steal_ns};
 

@@ -5,14 +5,15 @@
 //! watching CPU 1 names a background loop beside the loop that owns the
 //! CPU (its longest runner); a run on an idle CPU is called quiet, never blames
 //! noisetop or its command, and its verdict agrees with the run's own list. Needs root (perf tracepoints),
-//! tracefs and two CPUs; skipped with the reason otherwise.
+//! tracefs, two CPUs and CPU 1 quiet (others keeping it under 10 % busy);
+//! skipped with the reason otherwise.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "common/cpu1.rs"]
 mod cpu1;
-use cpu1::{cpu1, skip_reason, steal_ns};
+use cpu1::{BUSY_LIMIT_PCT, BusySince, quiet_cpu1, steal_ns};
 
 #[path = "common/schedstat.rs"]
 mod schedstat;
@@ -43,11 +44,9 @@ fn run_json(cpu: &str, secs: &str) -> serde_json::Value {
 
 #[test]
 fn run_names_a_busy_loop_and_its_time_matches_schedstat() {
-    if let Some(why) = skip_reason() {
-        eprintln!("{why}: skipped");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
     let spin = Spinner::start();
     std::thread::sleep(Duration::from_millis(200));
     // the loop's share of CPU 1 over the whole run, from its own counter
@@ -186,11 +185,12 @@ fn honest_idle_run(extra: &[&str], limit_pct: f64) -> String {
 /// three runs.
 #[test]
 fn a_run_on_an_idle_cpu_is_called_quiet_and_its_verdict_agrees_with_its_evidence() {
-    if let Some(why) = skip_reason() {
-        eprintln!("{why}: skipped");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
+    // others may load CPU 1 after it was found quiet (a build): then no
+    // verdict here can be "quiet", and the test says so instead of failing
+    let load = BusySince::now(1);
     let mut seen = Vec::new();
     for _ in 0..3 {
         let verdict = honest_idle_run(&[], 0.5);
@@ -215,16 +215,25 @@ fn a_run_on_an_idle_cpu_is_called_quiet_and_its_verdict_agrees_with_its_evidence
         }
         seen.push(verdict);
     }
-    panic!("an idle CPU was never called quiet, even with a VM's limits: {seen:#?}");
+    let busy = load.pct();
+    if busy > BUSY_LIMIT_PCT {
+        eprintln!(
+            "CPU 1 busy {busy:.0} % while the test ran: others loaded it, and its verdicts \
+             ({seen:?}) say so: skipped"
+        );
+        return;
+    }
+    panic!(
+        "an idle CPU (busy {busy:.1} % over the test) was never called quiet, even with a \
+         VM's limits: {seen:#?}"
+    );
 }
 
 #[test]
 fn the_dashboard_watching_cpu_1_names_the_busy_loop() {
-    if let Some(why) = skip_reason() {
-        eprintln!("{why}: skipped");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
     // the benchmark owns CPU 1 (it runs longest); a background loop at
     // nice 19 takes a few per cent of it: that one is the intruder
     let _bench = Spinner::start();
@@ -241,11 +250,9 @@ fn the_dashboard_watching_cpu_1_names_the_busy_loop() {
 
 #[test]
 fn batch_with_an_owner_names_every_other_task_on_the_watched_cpu() {
-    if let Some(why) = skip_reason() {
-        eprintln!("{why}: skipped");
+    let Some(_cpu1) = quiet_cpu1() else {
         return;
-    }
-    let _cpu1 = cpu1();
+    };
     let spin = Spinner::start();
     // the benchmark: a process of its own that sleeps; the loop is not it
     let mut bench = Command::new("sleep").arg("30").spawn().unwrap();

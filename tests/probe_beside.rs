@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 #[path = "common/cpu1.rs"]
 mod cpu1;
-use cpu1::{cpu1, skip_reason};
+use cpu1::quiet_cpu1;
 
 /// `noisetop probe --cpus 1 --duration D` under its own state folder,
 /// started once its running file is there (which says its pid).
@@ -73,11 +73,9 @@ fn blames(text: &str, pid: u32) -> bool {
 
 #[test]
 fn run_beside_a_probe_lists_it_and_never_calls_it_an_intruder() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_g) = quiet_cpu1() else {
         return;
-    }
-    let _g = cpu1();
+    };
     let probe = Probe::start("3s");
     let pid = probe.child.id();
     let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
@@ -125,11 +123,9 @@ fn run_beside_a_probe_lists_it_and_never_calls_it_an_intruder() {
 
 #[test]
 fn batch_beside_a_probe_says_the_cpu_is_probed() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+    let Some(_g) = quiet_cpu1() else {
         return;
-    }
-    let _g = cpu1();
+    };
     // long enough to outlast the batch however loaded the machine is, then
     // stopped: a stopped probe also takes its running file away
     let probe = Probe::start("20s");

@@ -387,3 +387,107 @@ fn the_owner_change_threshold_is_the_rules() {
         "README: {s}"
     );
 }
+
+// ------------------------------------------------------------ check rules
+
+/// Each `check` rule's README section holds the text the man page's CHECK
+/// RULES section prints, word for word, so a verdict's `see` line leads an
+/// installed binary's user to the same explanation.
+#[test]
+fn check_rule_sections_are_the_man_page_texts() {
+    let text = readme();
+    for (id, explained) in noisetop::check::explain::EXPLAIN {
+        let head = format!("\n#### check-{id}\n\n");
+        let at = text
+            .find(&head)
+            .unwrap_or_else(|| panic!("README has no section check-{id}"));
+        let body = &text[at + head.len()..];
+        let end = body.find("\n\n").unwrap_or(body.len());
+        assert_eq!(&body[..end], explained, "check-{id}");
+    }
+    let man = noisetop::cmd::help::man_page().unwrap();
+    let rules = &man[man
+        .find(".SH \"CHECK RULES\"")
+        .expect("a CHECK RULES section")..];
+    for id in noisetop::check::RULE_IDS {
+        assert!(
+            rules.contains(&format!(".TP\n\\fB{}\\fR\n", id.replace('-', "\\-"))),
+            "{id} in CHECK RULES"
+        );
+    }
+}
+
+/// The README's shell blocks run as written after `cargo install`: sudo's
+/// `secure_path` leaves `~/.cargo/bin` out, so no block runs a bare
+/// `sudo noisetop`.
+#[test]
+fn shell_blocks_give_sudo_the_path_of_noisetop() {
+    let text = readme();
+    let mut in_sh = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            in_sh = line == "```sh";
+            continue;
+        }
+        if in_sh {
+            assert!(
+                !line.trim_start().starts_with("sudo noisetop"),
+                "README line {}: {line}",
+                n + 1
+            );
+        }
+    }
+}
+
+/// CI runs the README's test command, word for word, and that command
+/// runs every test binary even when one fails.
+#[test]
+fn ci_runs_the_readme_test_command() {
+    let text = readme();
+    let at = text
+        .find("\n## Run the tests\n")
+        .expect("a Run the tests section");
+    let block = text[at..]
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a sh block");
+    let command = block.trim();
+    assert!(command.contains("--no-fail-fast"), "{command}");
+    let ci = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run"))
+        .expect(".ci/run");
+    let last = ci
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .unwrap();
+    assert_eq!(last.trim(), command);
+}
+
+/// The README's count of the tests ignored without the captures is the
+/// number of tests marked so.
+#[test]
+fn the_readme_counts_the_tests_that_need_the_captures() {
+    fn marked(dir: &Path) -> usize {
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                n += marked(&p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                // split, so that this line is not one of them
+                n += text
+                    .matches(concat!("#[cfg_attr(no_", "captures, ignore = "))
+                    .count();
+            }
+        }
+        n
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let n = marked(&root.join("tests")) + marked(&root.join("src"));
+    assert!(
+        readme().contains(&format!("`../shared/captures` ({n} of them)")),
+        "{n} tests are marked"
+    );
+}

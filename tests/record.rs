@@ -551,7 +551,7 @@ fn an_existing_file_is_kept_without_force() {
     assert!(matches!(e, RecordError::Exists(_)));
     assert!(
         e.to_string()
-            .ends_with("exists: pass --force to overwrite it or --append to add to it")
+            .ends_with(": the file exists (--force overwrites it, --append adds to it)")
     );
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "mine\n");
     let rec = Recorder::create(&csv, OpenMode::Force, &m, &meta()).unwrap();
@@ -807,4 +807,78 @@ fn the_summary_on_quit_shows_the_machine_and_the_noisiest_cpus() {
     assert_eq!(&freq[..4], ["all", "0", "1", "2"]);
     let e = noisetop::record::report::summary(&dir.path().join("none.csv"));
     assert!(e.starts_with("cannot summarise the recording: "), "{e}");
+}
+
+/// The header's span runs from the first interval's start to the last
+/// one's end, and its length agrees with the times shown; JSON gives
+/// seconds to the millisecond the recording holds, not float noise.
+#[test]
+fn report_spans_from_the_first_start_to_the_last_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let m = recordings::machine(Flavor::Vm, 1);
+    // a second as a real clock measures it: a little short
+    recordings::record(&csv, &m, 5, 0.999_998_76, 5, &recordings::deep);
+    let r = Report::build(&csv).unwrap();
+    let text = r.render(Format::Table);
+    let head = text.lines().nth(1).unwrap();
+    assert!(
+        head.ends_with(
+            "5 intervals of 1.00 s · 2023-11-14T22:13:19.999Z → 2023-11-14T22:13:24.999Z (5.00 s)"
+        ),
+        "{head}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&r.render(Format::Json)).unwrap();
+    assert_eq!(json["duration_s"], serde_json::json!(5.0));
+    assert_eq!(json["interval_s"], serde_json::json!(1.0));
+    // the first row's time (written to the millisecond, 22:13:20.999)
+    // less its length
+    assert_eq!(json["first"], "2023-11-14T22:13:19.999Z");
+}
+
+/// A session that records ends with the recording's summary, as the
+/// README says (on stderr after tables); `--quiet` leaves it out.
+#[test]
+fn the_summary_at_the_end_is_said_and_quiet_leaves_it_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    synth::write_capture(
+        &cap,
+        &Spec {
+            instants: 3,
+            ..Spec::new(Flavor::Vm, 2)
+        },
+    )
+    .unwrap();
+    // one file name in two folders: the tables name the file
+    let run = |sub: &str, quiet: bool| {
+        let into = dir.path().join(sub);
+        std::fs::create_dir(&into).unwrap();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_noisetop"));
+        c.arg("replay").arg(&cap).arg("--batch").arg("--record");
+        c.arg(into.join("r.csv"));
+        if quiet {
+            c.arg("--quiet");
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (tables, said) = run("a", false);
+    assert!(said.starts_with("noisetop report: "), "{said}");
+    assert!(
+        !tables.contains("noisetop report: "),
+        "the summary is not in the tables"
+    );
+    let (quiet_tables, nothing) = run("b", true);
+    assert_eq!(nothing, "");
+    assert_eq!(quiet_tables, tables);
+    assert!(dir.path().join("b/r.csv").is_file());
 }

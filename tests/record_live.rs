@@ -136,10 +136,10 @@ fn batch_refuses_an_existing_recording_and_appends_when_asked() {
     assert!(run(&[]).status.success());
     let first = std::fs::read_to_string(&csv).unwrap();
     let again = run(&[]);
-    assert!(!again.status.success());
+    assert_eq!(again.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(
-        err.contains("exists: pass --force to overwrite it or --append to add to it"),
+        err.contains(": the file exists (--force overwrites it, --append adds to it)"),
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), first);

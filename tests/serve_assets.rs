@@ -41,6 +41,7 @@ fn the_readme_lists_exactly_the_metrics_the_code_writes() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn a_scrape_of_the_real_1152_cpu_capture_fits_the_budget() {
     let tree = root().join("../shared/captures/pcp-1152cpu-x86_64");
     if !tree.is_dir() {

@@ -83,9 +83,14 @@ fn bad_options_are_refused_with_a_clear_message() {
     let (code, err) = run(&["--web-config", bad.to_str().unwrap(), "-n", "1"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("not a bcrypt hash"), "{err}");
+    // no port: a usage error, as every bad argument is
     let (code, err) = run(&["--listen", "nowhere", "-n", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("\"nowhere\" is not ADDR:PORT"), "{err}");
+    // a well-formed address that cannot be bound is a run-time error
+    let (code, err) = run(&["--listen", "192.0.2.1:9877", "-n", "1"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("cannot listen on nowhere"), "{err}");
+    assert!(err.contains("cannot listen on 192.0.2.1:9877"), "{err}");
     let (code, err) = run(&["--detail", "some"]);
     assert_eq!(code, Some(2), "{err}");
 }

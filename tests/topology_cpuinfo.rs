@@ -12,6 +12,7 @@ fn captures() -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn the_480_cpu_dump_gets_packages_cores_and_smt_from_cpuinfo() {
     let tree = captures().join("pcp-hpbl920gen8-480cpu");
     if !tree.exists() {
@@ -83,6 +84,7 @@ fn smt_from_cpuinfo_counts_or_unknown_never_off() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn sysfs_topology_wins_over_cpuinfo() {
     let tree = captures().join("util-linux-epyc7451-2s-96cpu");
     if !tree.exists() {

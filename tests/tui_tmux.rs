@@ -61,7 +61,8 @@ fn keys_switch_views_select_open_detail_and_quit_restores_the_terminal() {
         s.contains("▸2") && s.contains("▸3"),
         "watched columns:\n{s}"
     );
-    t.keys(&["j", "Enter"]);
+    // the first watched CPU is selected at start: one up is CPU 1
+    t.keys(&["k", "Enter"]);
     let s = t.wait_for(&["│ Detail", "CPU 1 · core 1"]);
     assert!(s.contains("C-state mix"), "{s}");
     t.keys(&["q"]);
@@ -137,12 +138,16 @@ fn without_a_terminal_it_points_to_batch() {
         String::from_utf8_lossy(&out.stderr),
         "noisetop: stdout is not a terminal; use --batch for text output\n"
     );
+    // a wrong argument is said as such first, terminal or not (exit 2)
     let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))
         .args(["replay", "/nonexistent"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("use --batch"));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "noisetop: replay /nonexistent: no such folder\n"
+    );
 }
 
 #[test]

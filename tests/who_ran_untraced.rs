@@ -152,13 +152,18 @@ fn as_root_noisetop_mounts_tracefs_where_it_is_mounted_nowhere_and_says_so() {
         .lines()
         .filter(|l| l.contains("noisetop mounted it"))
         .collect();
-    assert_eq!(said.len(), 1, "said once: {text}");
-    assert!(
-        said[0].contains(
-            "tracefs was not mounted: noisetop mounted it at /sys/kernel/tracing (as perf does)"
-        ) && said[0].starts_with("# who ran: tracepoints on CPU 1"),
-        "{text}"
-    );
+    // on the who-ran line only, which is said again when its other
+    // clauses change (on a loaded machine the per-interval cross-check of
+    // the traced timer interrupts does)
+    assert!(!said.is_empty(), "said: {text}");
+    for line in &said {
+        assert!(
+            line.contains(
+                "tracefs was not mounted: noisetop mounted it at /sys/kernel/tracing (as perf does)"
+            ) && line.starts_with("# who ran: tracepoints on CPU 1"),
+            "{text}"
+        );
+    }
     assert_eq!(text.lines().last(), Some("1"), "mounted once: {text}");
     // the README says the same words
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))

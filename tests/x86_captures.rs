@@ -36,6 +36,7 @@ fn names(regs: &[(&'static str, u32)]) -> Vec<&'static str> {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn haswell_ult_laptop_has_deep_package_states() {
     let Some(root) = captures() else { return };
     // i3-4005U: cpu family 6, model 69 (0x45, HASWELL_L)
@@ -56,6 +57,7 @@ fn haswell_ult_laptop_has_deep_package_states() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn haswell_desktop_stops_at_pc7() {
     let Some(root) = captures() else { return };
     // i7-4810MQ: model 60 (0x3C, HASWELL)
@@ -78,6 +80,7 @@ fn haswell_desktop_stops_at_pc7() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn kaby_lake_rapl_covers_its_powercap_zones() {
     let Some(root) = captures() else { return };
     for tree in ["node_exporter-fixtures", "procfs-fixtures"] {
@@ -95,6 +98,7 @@ fn kaby_lake_rapl_covers_its_powercap_zones() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn servers_and_old_parts() {
     let Some(root) = captures() else { return };
     // Xeon E7-2890 v2: model 62 (0x3E, IVYBRIDGE_X): DRAM domain, no GPU
@@ -137,6 +141,7 @@ fn servers_and_old_parts() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn epyc_and_non_x86_have_no_residency_msrs() {
     let Some(root) = captures() else { return };
     // EPYC 7451: AuthenticAMD family 23 (0x17) model 1

@@ -58,6 +58,8 @@ pub struct CheckFacts {
     pub power: Fact<Vec<PowerSupply>>,
     /// The CPU latency `QoS` target read from `/dev/cpu_dma_latency`, µs.
     pub dma_latency: Fact<i32>,
+    /// The tool that changes the kernel command line there.
+    pub boot: crate::check::boot::BootLoader,
     /// DMI `sys_vendor` and `product_name`: `vendor / product`.
     pub dmi: Fact<String>,
 }
@@ -164,6 +166,7 @@ impl CheckFacts {
             thp_defrag: choice(fs, "kernel/mm/transparent_hugepage/defrag"),
             power: read_power(fs),
             dma_latency: read_dma_latency(fs),
+            boot: crate::check::boot::BootLoader::detect(&fs.roots().root),
             dmi: read_dmi(fs),
             machine,
         }

@@ -158,7 +158,7 @@ pub(super) fn cstate_limits(f: &CheckFacts, s: &Scope) -> RuleResult {
                     "idle=poll with online SMT siblings of {}",
                     cpus_phrase(&busy_siblings)
                 ))
-                .fix("grubby --update-kernel=ALL --remove-args=idle  # then reboot");
+                .fix(f.boot.remove_command("idle"));
         }
     }
     r

@@ -2,7 +2,7 @@
 //! siblings of the benchmark CPUs. With every online CPU as benchmark CPU
 //! the first three ask whether any CPU is set apart at all.
 
-use super::{CheckFacts, RuleResult, Scope, Status, boot_arg_fix, cpus_phrase, sysfs_loop};
+use super::{CheckFacts, RuleResult, Scope, Status, cpus_phrase, sysfs_loop};
 use crate::collect::cpulist;
 use crate::collect::facts::cmdline_param;
 
@@ -23,15 +23,18 @@ fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 }
 
 /// Judges a set of CPUs set apart: with all CPUs as benchmark CPUs, OK
-/// when any is; else OK when every benchmark CPU is. The fix boots with
-/// `param=` the wanted list.
+/// when any is; else OK when every benchmark CPU is. The fix is the one
+/// isolation advice ([`Machine::isolation_args`], which the dashboard's
+/// findings give too): `isolcpus=`, `nohz_full=` and `rcu_nocbs=` go
+/// together, whichever of them is missing.
+///
+/// [`Machine::isolation_args`]: crate::machine::Machine::isolation_args
 fn judge_set(mut r: RuleResult, f: &CheckFacts, s: &Scope, set: &[u32], param: &str) -> RuleResult {
     if s.all {
         if set.is_empty() {
             r.status = Status::Warn;
-            let want = super::suggested_isolation(f);
-            if !want.is_empty() {
-                r = r.fix(boot_arg_fix(&format!("{param}={}", cpulist::format(&want))));
+            if let Some(args) = f.machine.isolation_args(&super::suggested_isolation(f)) {
+                r = r.fix(f.boot.add_command(&args));
             }
         }
         return r;
@@ -53,11 +56,10 @@ fn judge_set(mut r: RuleResult, f: &CheckFacts, s: &Scope, set: &[u32], param: &
                  {param}= says"
             ));
         }
-        if want.iter().any(|c| missing.contains(c)) {
-            r = r.fix(boot_arg_fix(&format!(
-                "{param}={}",
-                cpulist::format(&union(set, &want))
-            )));
+        if want.iter().any(|c| missing.contains(c))
+            && let Some(args) = f.machine.isolation_args(&union(set, &want))
+        {
+            r = r.fix(f.boot.add_command(&args));
         }
     }
     r

@@ -6,6 +6,8 @@
 //! [`facts`] reads; the rules are pure functions of [`CheckFacts`], the
 //! benchmark CPUs and [`CheckConfig`], one file per family.
 
+pub mod boot;
+pub mod explain;
 pub mod facts;
 mod frequency;
 mod idle;
@@ -21,8 +23,10 @@ use serde::Serialize;
 use crate::collect::cpulist;
 pub use facts::CheckFacts;
 
-/// Version of the JSON shape; raised when a field changes meaning or goes.
-pub const SCHEMA: u32 = 1;
+/// Version of the JSON shape; raised when a field changes meaning or goes
+/// (2: `title` says what was found, `goal` what the rule wants, and `doc`
+/// names the man page's section).
+pub const SCHEMA: u32 = 2;
 
 /// What a rule concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -57,8 +61,12 @@ pub struct RuleResult {
     pub id: &'static str,
     /// The verdict.
     pub status: Status,
-    /// What the rule looks at, in a few words.
+    /// What was found, in a few words: the goal met when OK (`Turbo/boost
+    /// is off`), what is wrong on WARN or FAIL (`Turbo/boost is on`), the
+    /// goal not judged when UNKNOWN.
     pub title: &'static str,
+    /// What the rule wants, whatever it found.
+    pub goal: &'static str,
     /// The values read, each naming its file.
     pub evidence: Vec<String>,
     /// Commands that would fix it, one per line; empty when OK or when no
@@ -66,7 +74,8 @@ pub struct RuleResult {
     pub fix: Vec<String>,
     /// Why the rule could not judge (UNKNOWN only).
     pub reason: Option<String>,
-    /// Where the README explains the rule (`README.md#check-turbo-on`).
+    /// Where the rule is explained, in the man page an installed binary
+    /// prints (`man noisetop, CHECK RULES: turbo-on`).
     pub doc: String,
 }
 
@@ -76,11 +85,22 @@ impl RuleResult {
             id,
             status,
             title,
+            goal: title,
             evidence: Vec::new(),
             fix: Vec::new(),
             reason: None,
-            doc: format!("README.md#check-{id}"),
+            doc: doc_of(id),
         }
+    }
+
+    /// Says what was found: the rule's finding in place of its goal where
+    /// it is not OK.
+    fn settled(mut self) -> Self {
+        self.title = match self.status {
+            Status::Warn | Status::Fail => found(self.id).unwrap_or(self.goal),
+            Status::Ok | Status::Unknown => self.goal,
+        };
+        self
     }
 
     fn unknown(id: &'static str, title: &'static str, reason: impl Into<String>) -> Self {
@@ -146,6 +166,42 @@ pub const RULE_IDS: [&str; 20] = [
     "vm",
 ];
 
+/// Where a rule is explained: the man page's CHECK RULES section (made of
+/// [`explain::EXPLAIN`]), which an installed binary prints with `noisetop
+/// man`.
+pub fn doc_of(id: &str) -> String {
+    format!("man noisetop, CHECK RULES: {id}")
+}
+
+/// What a rule that is not OK found, said as a finding; its goal is the
+/// title of an OK line. Without this a WARN line stated the goal
+/// (`WARN aslr-on Address space layout randomization is off`).
+fn found(id: &str) -> Option<&'static str> {
+    Some(match id {
+        "governor" => "CPU frequency governor is not performance",
+        "turbo-on" => "Turbo/boost is on",
+        "epp" => "Energy/performance preference is not performance",
+        "freq-range" => "Frequency not pinned (scaling_min_freq < scaling_max_freq)",
+        "isolcpus" => "Benchmark CPUs not isolated from the scheduler (isolcpus)",
+        "nohz-full" => "Benchmark CPUs keep the periodic tick (nohz_full)",
+        "rcu-nocbs" => "RCU callbacks run on benchmark CPUs (rcu_nocbs)",
+        "smt-siblings" => "An SMT sibling of a benchmark CPU is online",
+        "irq-affinity" => "Device IRQs may run on the benchmark CPUs",
+        "irqbalance" => "irqbalance is running",
+        "deep-cstates" => "Deep idle states enabled on the benchmark CPUs",
+        "cstate-limits" => "idle=poll spins beside the benchmark CPUs (SMT siblings)",
+        "cpu-dma-latency" => "A process holds a CPU latency limit (/dev/cpu_dma_latency)",
+        "perf-sample-rate" => "perf sampling rate not limited",
+        "aslr-on" => "Address space layout randomization is on",
+        "nmi-watchdog" => "NMI watchdog is on",
+        "thp" => "Transparent huge pages forced on every mapping",
+        "timer-migration" => "Timer migration is on",
+        "on-battery" => "Running on battery",
+        "vm" => "A virtual machine (its CPUs lose time to the hypervisor)",
+        _ => return None,
+    })
+}
+
 /// The benchmark CPUs as the rules see them.
 pub(crate) struct Scope<'a> {
     /// Sorted, deduplicated.
@@ -175,7 +231,7 @@ pub fn rules(facts: &CheckFacts, cpus: &[u32], cfg: &CheckConfig) -> Vec<RuleRes
         all,
         housekeeping,
     };
-    vec![
+    [
         frequency::governor(facts, &s),
         frequency::turbo(facts, &s),
         frequency::epp(facts, &s),
@@ -197,6 +253,9 @@ pub fn rules(facts: &CheckFacts, cpus: &[u32], cfg: &CheckConfig) -> Vec<RuleRes
         platform::on_battery(facts),
         platform::vm(facts),
     ]
+    .into_iter()
+    .map(RuleResult::settled)
+    .collect()
 }
 
 /// Maps verdicts to the exit code: 2 on any FAIL, 1 on any WARN, else 0
@@ -223,12 +282,6 @@ pub(crate) fn cpus_phrase(cpus: &[u32]) -> String {
 /// machine of one core, every CPU but the first.
 pub(crate) fn suggested_isolation(facts: &CheckFacts) -> Vec<u32> {
     facts.machine.isolatable(&facts.machine.online)
-}
-
-/// Adds `ARG` to every kernel entry's command line (Fedora/RHEL `grubby`;
-/// elsewhere the same text goes into `GRUB_CMDLINE_LINUX`).
-pub(crate) fn boot_arg_fix(arg: &str) -> String {
-    format!("grubby --update-kernel=ALL --args=\"{arg}\"  # then reboot")
 }
 
 /// Groups CPUs by a value, values in order.
@@ -337,7 +390,29 @@ mod tests {
         let r = result(Status::Unknown);
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["status"], "UNKNOWN");
-        assert_eq!(json["doc"], "README.md#check-governor");
+        // a section an installed binary has, not a file of the source tree
+        assert_eq!(json["doc"], "man noisetop, CHECK RULES: governor");
         assert_eq!(json["reason"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_line_that_is_not_ok_says_what_was_found_not_the_goal() {
+        let mut r = RuleResult::new(
+            "aslr-on",
+            "Address space layout randomization is off",
+            Status::Warn,
+        );
+        r = r.settled();
+        assert_eq!(r.title, "Address space layout randomization is on");
+        assert_eq!(r.goal, "Address space layout randomization is off");
+        let ok = RuleResult::new("vm", "Bare metal", Status::Ok).settled();
+        assert_eq!(ok.title, "Bare metal");
+        // every rule has its finding, and each differs from the goal
+        for id in RULE_IDS {
+            assert!(found(id).is_some(), "{id}");
+        }
+        for (id, _) in explain::EXPLAIN {
+            assert!(RULE_IDS.contains(&id), "{id}");
+        }
     }
 }

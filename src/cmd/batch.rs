@@ -106,6 +106,8 @@ pub struct ReplayOpts {
     pub config: NoiseConfig,
     /// A CSV log of the replay.
     pub record: RecordArgs,
+    /// No summary of that log at the end.
+    pub quiet: bool,
 }
 
 /// The sinks besides the printer or the screen: the CSV recorder.
@@ -115,7 +117,15 @@ pub fn sinks(
     interval: std::time::Duration,
     watched: &[u32],
 ) -> Result<Vec<Box<dyn Sink>>> {
-    let rec = crate::record::sink::open(record, machine, interval, watched)?;
+    use crate::record::writer::RecordError;
+    let rec = crate::record::sink::open(record, machine, interval, watched).map_err(|e| {
+        // what the command line asked for cannot be done: a usage error,
+        // as the same mistake is said before anything starts
+        match e {
+            RecordError::Io { .. } => anyhow::Error::from(e),
+            _ => crate::cmd::UsageError(e.to_string()).into(),
+        }
+    })?;
     Ok(rec
         .map(|r| Box::new(r) as Box<dyn Sink>)
         .into_iter()
@@ -212,7 +222,7 @@ fn sample_live(
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {
-        crate::record::sink::print_summary(&a.record, true);
+        crate::record::sink::print_summary(&a.record, a.summary.quiet, true);
         r?;
         return crate::record::sink::finish(&a.record);
     }
@@ -295,16 +305,7 @@ fn capture_step(
 }
 
 fn prepare_capture_dir(dir: &Path) -> Result<()> {
-    if dir.exists() {
-        let mut entries =
-            std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-        if entries.next().is_some() {
-            bail!(
-                "{} is not empty: a capture needs a new or empty folder",
-                dir.display()
-            );
-        }
-    }
+    crate::cmd::check_new_folder("capture", dir)?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
@@ -336,7 +337,7 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     printer.finish()?;
     let _ = std::io::stdout().flush();
     drop(sinks);
-    crate::record::sink::print_summary(&o.record, true);
+    crate::record::sink::print_summary(&o.record, o.quiet, true);
     match end {
         End::Failed(e) => bail!(e),
         _ => crate::record::sink::finish(&o.record),

@@ -18,7 +18,7 @@ pub struct CheckArgs {
     /// and isolation rules then ask whether any CPU is set apart].
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
-    /// Print JSON: {schema, cpus, rules: [{id, status, title, evidence, fix, reason, doc}]}.
+    /// Print JSON: {schema, cpus, rules: [{id, status, title, goal, evidence, fix, reason, doc}]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -90,7 +90,7 @@ pub fn benchmark_cpus(asked: Option<&CpuList>, online: &[u32]) -> Result<Vec<u32
 
 /// Prints the verdicts: one line per rule (status, id, title), then its
 /// evidence; for a rule that is not OK also the fix or the reason and the
-/// README section; last a count per status and the exit code.
+/// man page's section; last a count per status and the exit code.
 pub fn render_text(results: &[RuleResult]) -> String {
     let mut out = String::new();
     let width = results.iter().map(|r| r.id.len()).max().unwrap_or(0);
@@ -162,42 +162,45 @@ mod tests {
             id: "nmi-watchdog",
             status: Status::Ok,
             title: "NMI watchdog is off",
+            goal: "NMI watchdog is off",
             evidence: vec!["/proc/sys/kernel/nmi_watchdog = 0".into()],
             fix: vec![],
             reason: None,
-            doc: "README.md#check-nmi-watchdog".into(),
+            doc: "man noisetop, CHECK RULES: nmi-watchdog".into(),
         };
         let warn = RuleResult {
             id: "thp",
             status: Status::Warn,
-            title: "Transparent huge pages not forced on every mapping",
+            title: "Transparent huge pages forced on every mapping",
+            goal: "Transparent huge pages not forced on every mapping",
             evidence: vec!["/sys/kernel/mm/transparent_hugepage/enabled = [always]".into()],
             fix: vec!["echo madvise > /sys/kernel/mm/transparent_hugepage/enabled".into()],
             reason: None,
-            doc: "README.md#check-thp".into(),
+            doc: "man noisetop, CHECK RULES: thp".into(),
         };
         let unknown = RuleResult {
             id: "governor",
             status: Status::Unknown,
             title: "CPU frequency governor is performance",
+            goal: "CPU frequency governor is performance",
             evidence: vec![],
             fix: vec![],
             reason: Some(
                 "no cpufreq driver: /sys/devices/system/cpu/cpu0/cpufreq is absent".into(),
             ),
-            doc: "README.md#check-governor".into(),
+            doc: "man noisetop, CHECK RULES: governor".into(),
         };
         let text = render_text(&[ok, warn, unknown]);
         let want = "\
 OK       nmi-watchdog  NMI watchdog is off
                        /proc/sys/kernel/nmi_watchdog = 0
-WARN     thp           Transparent huge pages not forced on every mapping
+WARN     thp           Transparent huge pages forced on every mapping
                        /sys/kernel/mm/transparent_hugepage/enabled = [always]
                        fix: echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
-                       see README.md#check-thp
+                       see man noisetop, CHECK RULES: thp
 UNKNOWN  governor      CPU frequency governor is performance
                        unknown: no cpufreq driver: /sys/devices/system/cpu/cpu0/cpufreq is absent
-                       see README.md#check-governor
+                       see man noisetop, CHECK RULES: governor
 
 1 OK, 1 WARN, 0 FAIL, 1 UNKNOWN: exit 1
 ";

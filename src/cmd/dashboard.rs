@@ -83,7 +83,6 @@ fn on_terminal(state: &mut State, wiring: &mut Wiring<'_>) -> Result<()> {
 
 /// Opens the dashboard on the running machine.
 pub fn live(a: &LiveArgs) -> Result<()> {
-    require_terminal()?;
     let saved_at = (!a.no_state)
         .then(crate::tui::saved::default_path)
         .flatten();
@@ -116,6 +115,8 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
     }
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
+    // after the arguments: a wrong one is said as such, terminal or not
+    require_terminal()?;
     let tree = crate::cmd::tree_kind(&a.source, &roots);
     // before any other perf event: installing them is counted too
     let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
@@ -201,15 +202,15 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     if sampler.join().is_err() {
         bail!("the sampler thread panicked (its message is above)");
     }
-    crate::record::sink::print_summary(&a.record, false);
+    crate::record::sink::print_summary(&a.record, a.summary.quiet, false);
     r?;
     crate::record::sink::finish(&a.record)
 }
 
 /// Opens the dashboard on a capture, played at its recorded pace.
 pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
-    require_terminal()?;
     let (r, machine) = crate::cmd::batch::open_replay(dir, o)?;
+    require_terminal()?;
     let watched = r.driver.watched().to_vec();
     let sinks = crate::cmd::batch::sinks(&o.record, &machine, Duration::from_secs(1), &watched)?;
     crate::record::sink::hold_errors_until_end();
@@ -237,7 +238,7 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     if reader.join().is_err() {
         bail!("the replay thread panicked (its message is above)");
     }
-    crate::record::sink::print_summary(&o.record, false);
+    crate::record::sink::print_summary(&o.record, o.quiet, false);
     r?;
     crate::record::sink::finish(&o.record)
 }

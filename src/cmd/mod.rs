@@ -40,7 +40,9 @@ pub fn run() -> Result<ExitCode> {
         return help::help_of_help().map(ok);
     }
     let cli = Cli::parse();
+    // every argument is checked before anything runs (the terminal too)
     check_source_of(&cli)?;
+    check_paths_of(&cli)?;
     crate::sys::raise_fd_limit();
     crate::sys::keep_freed_memory();
     match cli.command {
@@ -60,6 +62,7 @@ pub fn run() -> Result<ExitCode> {
             watch,
             config,
             record,
+            summary,
         }) => {
             let o = batch::ReplayOpts {
                 count,
@@ -67,6 +70,7 @@ pub fn run() -> Result<ExitCode> {
                 watch: watch.map(|w| w.0),
                 config: load_config(config.as_deref())?,
                 record,
+                quiet: summary.quiet,
             };
             if batch {
                 batch::replay(&dir, &o).map(ok)
@@ -140,6 +144,95 @@ fn check_source_of(cli: &Cli) -> Result<()> {
         _ => return Ok(()),
     };
     check_source(source)
+}
+
+/// Refuses the paths of the command line that cannot be used, as usage
+/// errors before anything starts: a recording that exists (without
+/// `--force`/`--append`) or is not a file, a capture folder that is not
+/// empty, a replay folder that is no capture.
+fn check_paths_of(cli: &Cli) -> Result<()> {
+    match &cli.command {
+        None => {
+            if let Some(dir) = &cli.live.capture {
+                check_new_folder("--capture", dir)?;
+            }
+            check_record(&cli.live.record)
+        }
+        Some(Command::Run(a)) => check_record(&a.record),
+        Some(Command::Serve(a)) => check_record(&a.record),
+        Some(Command::Replay { dir, record, .. }) => {
+            check_capture(dir)?;
+            check_record(record)
+        }
+        Some(Command::Capture { dir, .. }) => check_new_folder("capture", dir),
+        _ => Ok(()),
+    }
+}
+
+/// `--record FILE`: a file that exists needs `--force` or `--append`, and
+/// a recording is a regular file.
+pub fn check_record(r: &crate::cli::RecordArgs) -> Result<()> {
+    use crate::record::writer::RecordError;
+    let Some(path) = &r.record else {
+        return Ok(());
+    };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let e = if !meta.is_file() {
+        RecordError::NotAFile(path.clone())
+    } else if !r.force && !r.append {
+        RecordError::Exists(path.clone())
+    } else {
+        return Ok(());
+    };
+    Err(UsageError(e.to_string()).into())
+}
+
+/// Why `dir` cannot be read as a folder, in a user's words.
+fn folder_problem(dir: &Path) -> Option<String> {
+    match std::fs::read_dir(dir) {
+        Ok(_) => None,
+        Err(e) => Some(match e.kind() {
+            std::io::ErrorKind::NotFound => "no such folder".into(),
+            std::io::ErrorKind::NotADirectory => "not a folder".into(),
+            _ => e.to_string(),
+        }),
+    }
+}
+
+/// The folder of `replay`: there, and holding a capture's instants.
+fn check_capture(dir: &Path) -> Result<()> {
+    if let Some(why) = folder_problem(dir) {
+        return Err(UsageError(format!("replay {}: {why}", dir.display())).into());
+    }
+    if crate::source::capture::instants(dir).is_ok_and(|i| i.is_empty()) {
+        return Err(UsageError(format!(
+            "replay {}: holds no instants (0000/, 0001/, …): was it made by `noisetop capture`?",
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// A folder `what` writes into: absent (it is created) or empty.
+pub fn check_new_folder(what: &str, dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if let Some(why) = folder_problem(dir) {
+        return Err(UsageError(format!("{what} {}: {why}", dir.display())).into());
+    }
+    let empty = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none());
+    if !empty {
+        return Err(UsageError(format!(
+            "{what} {}: the folder is not empty; a capture needs a new or empty folder",
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// See [`check_source_of`].

@@ -25,6 +25,12 @@ use report::{Accumulator, RunFacts};
 
 /// Runs CMD and prints the report; returns CMD's exit status.
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
+    // a command that cannot start gets its one line, as a shell gives it,
+    // not a report of a run that never was
+    if let Some((code, why)) = unrunnable(&a.command[0], std::env::var_os("PATH").as_deref()) {
+        eprintln!("noisetop: cannot run {why}");
+        return Ok(ExitCode::from(code));
+    }
     let roots = Roots::default();
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
@@ -159,6 +165,74 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     })
 }
 
+/// Why `program` cannot be started, worded as a shell words it, with the
+/// exit status a shell gives: 127 when no such file is found (on `path`
+/// for a name without a `/`), 126 when the file found is a folder or not
+/// executable. `None` when it can start; the trampoline still says why
+/// where it fails after all (a file removed meanwhile).
+fn unrunnable(program: &std::ffi::OsStr, path: Option<&std::ffi::OsStr>) -> Option<(u8, String)> {
+    use std::os::unix::ffi::OsStrExt as _;
+    use std::path::{Path, PathBuf};
+    let shown = program.to_string_lossy();
+    // a file found but not runnable: the status and words for it
+    let refused = |p: &Path| -> Option<(u8, String)> {
+        if p.is_dir() {
+            Some((126, format!("{shown}: Is a directory")))
+        } else if crate::sys::may_execute(p) {
+            None
+        } else {
+            Some((126, format!("{shown}: Permission denied")))
+        }
+    };
+    if program.as_bytes().contains(&b'/') {
+        let p = Path::new(program);
+        if p.exists() {
+            return refused(p);
+        }
+        return Some((127, format!("{shown}: No such file or directory")));
+    }
+    if program.is_empty() {
+        return Some((127, "'': No such file or directory".into()));
+    }
+    // as execvp searches: the first runnable file on PATH wins, a file
+    // found but refused is said when none runs (an empty entry is the
+    // current folder)
+    let dirs = path.map_or_else(
+        || {
+            vec![
+                PathBuf::from("/usr/local/bin"),
+                PathBuf::from("/usr/bin"),
+                PathBuf::from("/bin"),
+            ]
+        },
+        |p| {
+            std::env::split_paths(p)
+                .map(|d| {
+                    if d.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        d
+                    }
+                })
+                .collect()
+        },
+    );
+    let mut first_refusal = None;
+    for d in dirs {
+        let p = d.join(program);
+        if !p.exists() {
+            continue;
+        }
+        match refused(&p) {
+            None => return None,
+            Some(r) => {
+                first_refusal.get_or_insert(r);
+            }
+        }
+    }
+    Some(first_refusal.unwrap_or_else(|| (127, format!("{shown}: not found in PATH"))))
+}
+
 /// Forwards the terminating signals noisetop gets to the command, which
 /// decides when the run ends; closed when the command has exited.
 fn forward_signals(pid: u32) -> Result<signal_hook::iterator::Handle> {
@@ -196,4 +270,36 @@ fn task_migrations(pid: u32) -> Option<u64> {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unrunnable;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn a_program_is_found_as_a_shell_finds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let path = std::env::join_paths([d.join("none"), d.to_path_buf()]).unwrap();
+        assert_eq!(
+            unrunnable(OsStr::new("nothere"), Some(&path)),
+            Some((127, "nothere: not found in PATH".into()))
+        );
+        std::fs::write(d.join("plain"), "text\n").unwrap();
+        assert_eq!(
+            unrunnable(OsStr::new("plain"), Some(&path)),
+            Some((126, "plain: Permission denied".into()))
+        );
+        assert_eq!(unrunnable(OsStr::new("sh"), None), None);
+        assert_eq!(
+            unrunnable(OsStr::new("/nonexistent/x"), None),
+            Some((127, "/nonexistent/x: No such file or directory".into()))
+        );
+        let shown = d.display().to_string();
+        assert_eq!(
+            unrunnable(d.as_os_str(), None),
+            Some((126, format!("{shown}: Is a directory")))
+        );
+    }
 }

@@ -25,7 +25,7 @@ use crate::stop::Stop;
 pub struct ServeArgs {
     /// Address and port to serve /metrics on (loopback unless told;
     /// `:PORT` is every address).
-    #[arg(long, default_value = "127.0.0.1:9877", value_name = "ADDR:PORT")]
+    #[arg(long, default_value = "127.0.0.1:9877", value_name = "ADDR:PORT", value_parser = parse_listen)]
     pub listen: String,
     /// TLS and basic auth, in the exporter toolkit's YAML format (as for
     /// `node_exporter`'s `--web.config.file`).
@@ -43,6 +43,23 @@ pub struct ServeArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub summary: crate::record::SummaryArgs,
+}
+
+/// Parses `--listen`: `:PORT`, `HOST:PORT` or `[IPv6]:PORT`, the port a
+/// number up to 65535; the host is resolved when noisetop binds.
+pub fn parse_listen(s: &str) -> Result<String, String> {
+    let bad = || format!("{s:?} is not ADDR:PORT (try 127.0.0.1:9877, [::1]:9877 or :9877)");
+    let (host, port) = s.rsplit_once(':').ok_or_else(bad)?;
+    if port.parse::<u16>().is_err() {
+        return Err(bad());
+    }
+    let v6 = host.starts_with('[') && host.ends_with(']');
+    if host.contains(':') && !v6 || host.contains(char::is_whitespace) {
+        return Err(bad());
+    }
+    Ok(s.to_string())
 }
 
 /// Serves until SIGTERM, SIGINT or SIGHUP (or `--count` intervals).
@@ -116,9 +133,39 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     handle.stop();
     // closes the recording (flushed) before its summary
     drop(sinks);
-    crate::record::sink::print_summary(&a.record, true);
+    crate::record::sink::print_summary(&a.record, a.summary.quiet, true);
     match end {
         End::Failed(e) => bail!(e),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_listen;
+
+    #[test]
+    fn listen_addresses_need_a_port() {
+        for ok in [
+            "127.0.0.1:9877",
+            ":9877",
+            "[::1]:9877",
+            "[::]:0",
+            "localhost:80",
+        ] {
+            assert_eq!(parse_listen(ok).as_deref(), Ok(ok), "{ok}");
+        }
+        for bad in [
+            "bogus",
+            "9877",
+            "host:",
+            "host:http",
+            "1.2.3.4:70000",
+            "::1:80",
+            "a b:1",
+        ] {
+            let e = parse_listen(bad).unwrap_err();
+            assert!(e.contains("is not ADDR:PORT"), "{bad}: {e}");
+        }
     }
 }

@@ -37,15 +37,11 @@ pub(crate) fn isolate_cmdline(m: &Machine, cpu: u32) -> String {
     isolate_cpus(m, &[cpu])
 }
 
-/// [`isolate_cmdline`] for a list of CPUs.
+/// [`isolate_cmdline`] for a list of CPUs: the arguments of
+/// [`Machine::isolation_args`], the advice `check` gives too.
 pub(crate) fn isolate_cpus(m: &Machine, cpus: &[u32]) -> String {
-    let args = |cpus: &[u32]| {
-        let l = cpulist::format(cpus);
-        format!("isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l}")
-    };
-    let apart = m.isolatable(cpus);
-    if !apart.is_empty() {
-        return format!("boot with {} (kernel command line)", args(&apart));
+    if let Some(args) = m.isolation_args(cpus) {
+        return format!("boot with {args} (kernel command line)");
     }
     let boot = m.online.first().copied().unwrap_or(0);
     let said = format!(
@@ -53,14 +49,12 @@ pub(crate) fn isolate_cpus(m: &Machine, cpus: &[u32]) -> String {
          isolcpus= says"
     );
     let others = m.isolatable(&m.online);
-    if others.is_empty() {
-        format!("{said}, and no other CPU is online")
-    } else {
-        format!(
-            "{said}: run the benchmark on CPUs {} and boot with {}",
+    match m.isolation_args(&others) {
+        None => format!("{said}, and no other CPU is online"),
+        Some(args) => format!(
+            "{said}: run the benchmark on CPUs {} and boot with {args}",
             cpulist::format(&others),
-            args(&others)
-        )
+        ),
     }
 }
 

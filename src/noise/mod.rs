@@ -15,7 +15,7 @@ mod idle;
 mod interrupts;
 mod scheduler;
 pub use scheduler::OWNER_MIN_PCT;
-mod settings;
+pub mod settings;
 pub mod traced;
 mod verdict;
 mod virt;

@@ -102,7 +102,14 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
         })
         .collect();
     if t.intruders.len() > SHOWN {
-        parts.push(format!("{} more tasks", t.intruders.len() - SHOWN));
+        // their own time, so that the total after them reads as the total
+        let more = t.intruders.len() - SHOWN;
+        let shown: u64 = t.intruders.iter().take(SHOWN).map(|i| i.ns).sum();
+        parts.push(format!(
+            "{more} more task{} ran {}",
+            if more == 1 { "" } else { "s" },
+            ms(total.saturating_sub(shown))
+        ));
     }
     let owner = t.owner.as_ref().map_or_else(String::new, |o| {
         format!(" (the CPU belongs to {})", task_name(o))
@@ -115,7 +122,7 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
         severity: severity_of(pct, limit, cx.config),
         label: task_name(&top.task),
         evidence: format!(
-            "CPU {}: {}: {} ({pct:.2} % of the time){owner}{}",
+            "CPU {}: {}; in all {} ({pct:.2} % of the time){owner}{}",
             t.cpu,
             parts.join(", "),
             ms(total),
@@ -178,10 +185,8 @@ fn migrations(
     let owner = traced.and_then(|t| t.owner.as_ref());
     let fix = match owner {
         Some(o) if o.pid != 0 && !o.exited => format!("taskset -apc {} {}", r.cpu, o.pid),
-        _ => format!(
-            "boot with isolcpus=domain,{} (kernel command line): the scheduler then balances no task onto it",
-            r.cpu
-        ),
+        // the one isolation advice: the balancer then moves no task onto it
+        _ => isolate_cmdline(cx.machine, r.cpu),
     };
     Some(Finding {
         cpus: vec![r.cpu],

@@ -189,7 +189,7 @@ fn context_switches_and_migrations_on_a_watched_cpu() {
     assert_eq!(
         f[1].fix.as_deref(),
         Some(
-            "boot with isolcpus=domain,1 (kernel command line): the scheduler then balances no task onto it"
+            "boot with isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1 (kernel command line)"
         )
     );
     // just under both thresholds
@@ -251,7 +251,7 @@ fn steal_over_the_limit_of_each_cpu_lists_them_and_the_worst() {
     );
     assert_eq!(
         f[1].evidence,
-        "CPU 2 over the mild limits: CPU 2 steal 12.5 %; quiet now: 0"
+        "CPU 2 over the mild limits: CPU 2 steal 12.5 %; quiet now: CPU 0"
     );
     // nothing watched: only CPU 2 passes the mild limit
     let f = tags(&interval(cpus), &m, &[]);
@@ -445,7 +445,7 @@ fn an_unwatched_cpu_with_device_irqs_and_switches_is_named_noisy() {
     assert_eq!(kinds(&j.findings), vec![Kind::NoisyCpus]);
     assert_eq!(
         j.findings[0].evidence,
-        "CPU 0 over the mild limits: CPU 0 IRQ virtio3-rx 402/s, CSW 1487/s; quiet now: 1"
+        "CPU 0 over the mild limits: CPU 0 IRQ virtio3-rx 402/s, CSW 1487/s; quiet now: CPU 1"
     );
     assert_eq!(j.findings[0].fix, None);
 }
@@ -609,7 +609,7 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
     assert_eq!(
         f.evidence,
         "CPU 1: stress[4242] ran 41 ms in 12 slices (charged 46 ms), kworker/1:2[88] ran 2.0 ms \
-         in 3 slices: 43 ms (4.30 % of the time) (the CPU belongs to bench[4000])"
+         in 3 slices; in all 43 ms (4.30 % of the time) (the CPU belongs to bench[4000])"
     );
     // the per-CPU kworker cannot move; the user task can
     assert_eq!(f.fix.as_deref(), Some("taskset -apc 0,2-3 4242"));

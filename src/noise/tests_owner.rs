@@ -53,7 +53,13 @@ fn the_fix_names_only_the_tasks_the_evidence_names() {
     }
     let j = judge_all(&interval(vec![rates(0), rates(1)]), &m, &[1], Some(&t));
     let f = finding(&j, Kind::Intruder);
-    assert!(f.evidence.contains("1 more tasks"), "{}", f.evidence);
+    // the more tasks' own time, then the total: neither read as the other
+    assert!(
+        f.evidence
+            .contains("1 more task ran 5.0 ms; in all 65 ms (6.50 % of the time)"),
+        "{}",
+        f.evidence
+    );
     assert!(!f.evidence.contains("[15]"), "{}", f.evidence);
     assert_eq!(
         f.fix.as_deref(),
@@ -76,8 +82,8 @@ fn an_exited_task_is_named_exited_and_given_no_command() {
     let f = finding(&j, Kind::Intruder);
     assert_eq!(
         f.evidence,
-        "CPU 1: grep[5150] (exited) ran 40 ms in 4 slices, stress[4242] ran 20 ms in 4 slices: \
-         60 ms (6.00 % of the time) (the CPU belongs to bench[4000])"
+        "CPU 1: grep[5150] (exited) ran 40 ms in 4 slices, stress[4242] ran 20 ms in 4 slices; \
+         in all 60 ms (6.00 % of the time) (the CPU belongs to bench[4000])"
     );
     assert_eq!(f.label, "grep[5150] (exited)");
     // no name known (a tid the trace never named): the pid alone
@@ -121,7 +127,7 @@ fn sampled_figures_judge_tasks_and_the_counts_judge_interrupts() {
     let f = finding(&j, Kind::Intruder);
     assert_eq!(
         f.evidence,
-        "CPU 1: yes[8571] ran 990 ms in 4 slices: 990 ms (99.00 % of the time) (the CPU belongs \
+        "CPU 1: yes[8571] ran 990 ms in 4 slices; in all 990 ms (99.00 % of the time) (the CPU belongs \
          to sleep[4000]); sampled from /proc, not traced: each task's run time on the CPU it was \
          seen leaving or ran on last"
     );

@@ -394,7 +394,9 @@ pub fn noisy_cpus(verdicts: &[CpuVerdict]) -> Option<Finding> {
     let quiet_now = if quiet.is_empty() {
         "no CPU is quiet".to_string()
     } else {
-        format!("quiet now: {}", cpulist::format(&quiet))
+        // the list is of CPUs: said so, or "quiet now: 1" reads as a count
+        let cpus = if quiet.len() == 1 { "CPU" } else { "CPUs" };
+        format!("quiet now: {cpus} {}", cpulist::format(&quiet))
     };
     let numbers = noisy
         .iter()

@@ -38,6 +38,12 @@ pub const IN_KERNEL_COUNTS: &str = "in-kernel counts (sched_switch, and each tas
                                     another CPU than its last, counted on the CPU itself; read \
                                     by mmap, no IPI)";
 
+/// Why no CPU is traced when none is watched, live or in a replay.
+pub const NOTHING_WATCHED: &str = "no CPU is watched (--watch)";
+
+/// Why a replay that watches CPUs has no one who ran there.
+pub const NOT_KEPT: &str = "the capture kept no traced window (made without --watch)";
+
 /// One interval and everything judged of it, owned by whoever receives it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Sample {
@@ -453,8 +459,13 @@ impl<H: Hardware> Driver<H> {
                 }
                 said
             }
-            (Some(_), None) => "who ran: tracepoints on the watched CPUs (none watched)".into(),
-            (None, None) => "who ran: not traced (no tracer)".into(),
+            // one wording wherever nothing is watched, live or replayed
+            (Some(_), None) => format!("who ran: not traced: {NOTHING_WATCHED}"),
+            (None, None) if self.watched().is_empty() => {
+                format!("who ran: not traced: {NOTHING_WATCHED}")
+            }
+            // only a replay has no tracer and nothing that says why
+            (None, None) => format!("who ran: not traced: {NOT_KEPT}"),
         }
     }
 

@@ -34,12 +34,12 @@ pub fn open(dir: &Path) -> Result<Replay> {
     if kept_trace::kept_in(&instants) {
         let kept = kept_trace::Replayed::new(instants.clone());
         driver.set_tracer(Some(Box::new(kept)), None);
-    } else {
+    } else if !always.is_empty() {
         driver.set_tracer(
             None,
             Some(
                 "a replay of a capture that kept no traced window \
-                 (made without --watch, or tracing was not possible)"
+                 (tracing was not possible when it was made)"
                     .into(),
             ),
         );

@@ -21,3 +21,15 @@ pub struct RecordArgs {
     #[arg(long, requires = "record")]
     pub append: bool,
 }
+
+/// The summary of a recording printed when a session ends (the dashboard,
+/// `--batch`, `replay`, `serve`; `run` prints its own report instead).
+#[derive(Debug, Clone, Copy, Default, Args)]
+#[command(next_help_heading = "Recording")]
+pub struct SummaryArgs {
+    /// Print no summary of the recording when the session ends (the
+    /// summary is what `noisetop report FILE.csv` prints: on stderr after
+    /// `--batch` and `serve`, on stdout after the dashboard).
+    #[arg(short, long, requires = "record")]
+    pub quiet: bool,
+}

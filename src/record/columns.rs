@@ -637,6 +637,42 @@ pub fn iso_time(wall_ns: u64) -> String {
     )
 }
 
+/// Reads back what [`iso_time`] writes (`2026-11-28T06:53:44.384Z`, the
+/// fraction optional), as ns since the epoch; `None` for other text.
+pub fn parse_iso_time(s: &str) -> Option<u64> {
+    let s = s.strip_suffix('Z')?;
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|x| x.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut t = hms.splitn(3, ':').map(|x| x.parse::<u64>().ok());
+    let (h, mi, sec) = (t.next()??, t.next()??, t.next()??);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let ns_frac = if frac.is_empty() {
+        0
+    } else if frac.len() <= 9 && frac.bytes().all(|b| b.is_ascii_digit()) {
+        frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32)
+    } else {
+        return None;
+    };
+    let days = u64::try_from(days_from_civil(y, m as u32, day as u32)).ok()?;
+    Some(((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000_000) + ns_frac)
+}
+
+/// A civil date to days since 1970-01-01, the inverse of
+/// [`civil_from_days`] (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Days since 1970-01-01 to a civil date (proleptic Gregorian), after
 /// Howard Hinnant's `civil_from_days`.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
@@ -655,6 +691,30 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso_times_read_back_to_what_was_written() {
+        for ns in [
+            0,
+            1_795_848_824_384_000_000,
+            951_782_400_000_000_000,
+            4_102_444_799_999_000_000,
+        ] {
+            assert_eq!(parse_iso_time(&iso_time(ns)), Some(ns), "{}", iso_time(ns));
+        }
+        assert_eq!(
+            parse_iso_time("2026-11-28T06:53:44Z"),
+            Some(1_795_848_824_000_000_000)
+        );
+        for bad in [
+            "",
+            "2026-11-28 06:53:44Z",
+            "2026-13-01T00:00:00Z",
+            "2026-11-28T06:53:44.x1Z",
+        ] {
+            assert_eq!(parse_iso_time(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn numbers_keep_six_significant_digits_and_no_exponent() {

@@ -17,7 +17,7 @@ pub mod stats;
 pub mod table;
 pub mod writer;
 
-pub use args::RecordArgs;
+pub use args::{RecordArgs, SummaryArgs};
 pub use reader::{ReadError, Recording, Row};
 pub use sidecar::{RecordMeta, Sidecar};
 pub use writer::{OpenMode, RecordError, Recorder, RowTags};

@@ -59,13 +59,17 @@ pub struct Report {
     pub cpus: usize,
     /// Intervals (machine rows).
     pub intervals: u64,
-    /// Mean interval, s.
+    /// Mean interval, s, to the millisecond.
+    #[serde(serialize_with = "millis")]
     pub interval_s: Option<f64>,
-    /// First row's time.
+    /// When the first interval began: its row's time less its length
+    /// (the row's time where that cannot be read).
     pub first: Option<String>,
-    /// Last row's time.
+    /// When the last interval ended: the last row's time.
     pub last: Option<String>,
-    /// Seconds from the first row's interval start to the last row.
+    /// Seconds from the first interval's start to the last one's end, to
+    /// the millisecond the times are written in.
+    #[serde(serialize_with = "millis")]
     pub duration_s: Option<f64>,
     /// Idle states.
     pub states: Vec<StateCol>,
@@ -75,6 +79,19 @@ pub struct Report {
     pub findings: Vec<Seen>,
     /// Notes from reading.
     pub notes: Vec<String>,
+}
+
+/// Writes seconds to the millisecond, as the recording's times are: the
+/// sum of rows' lengths is no more exact than that (`4.9999937999999995`).
+#[expect(
+    clippy::ref_option,
+    reason = "serde's serialize_with hands the field by reference"
+)]
+fn millis<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.serialize_f64((x * 1000.0).round() / 1000.0),
+        None => s.serialize_none(),
+    }
 }
 
 /// Output format of `report` and `compare`.
@@ -154,10 +171,18 @@ impl Report {
             });
         }
         let sc = rec.sidecar.as_ref();
+        // the first row ends the first interval: the span begins its
+        // length earlier, and so does the time shown for it
+        let first_dt = st.first_dt.or(st.dt.mean()).unwrap_or(0.0);
         let duration_s = match (&st.first, &st.last) {
-            (Some(a), Some(b)) => Some(b.1 - a.1 + st.dt.mean().unwrap_or(0.0)),
+            (Some(a), Some(b)) => Some(b.1 - a.1 + first_dt),
             _ => None,
         };
+        let first = st.first.as_ref().map(|(time, _)| {
+            crate::record::columns::parse_iso_time(time)
+                .and_then(|ns| ns.checked_sub((first_dt * 1e9).round() as u64))
+                .map_or_else(|| time.clone(), crate::record::columns::iso_time)
+        });
         Report {
             file: rec.path.display().to_string(),
             model: sc.and_then(|s| s.facts.model.clone()),
@@ -165,7 +190,7 @@ impl Report {
             cpus: st.cpus().len(),
             intervals: st.intervals,
             interval_s: st.dt.mean(),
-            first: st.first.as_ref().map(|f| f.0.clone()),
+            first,
             last: st.last.as_ref().map(|f| f.0.clone()),
             duration_s,
             states: states_of(rec),

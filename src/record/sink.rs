@@ -144,8 +144,11 @@ fn intruders(s: &Sample, cpu: u32) -> Vec<String> {
 
 /// Prints the one-screen summary of the recording, if there is one, when
 /// the session ends (to stderr when stdout carries the tables).
-pub fn print_summary(args: &RecordArgs, to_stderr: bool) {
+pub fn print_summary(args: &RecordArgs, quiet: bool, to_stderr: bool) {
     let Some(path) = &args.record else { return };
+    if quiet {
+        return;
+    }
     if !path.exists() {
         return;
     }

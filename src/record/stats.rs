@@ -143,6 +143,8 @@ pub struct Stats {
     pub intervals: u64,
     /// `time` and `t_s` of the first and last row.
     pub first: Option<(String, f64)>,
+    /// `dt_s` of the first row: its interval began that much before it.
+    pub first_dt: Option<f64>,
     /// See `first`.
     pub last: Option<(String, f64)>,
     /// Mean interval length.
@@ -180,6 +182,7 @@ impl Stats {
         let pass: Pass = rec.for_each(|row: &Row<'_>| {
             if st.first.is_none() {
                 st.first = Some((row.time.to_string(), row.t_s));
+                st.first_dt = row.dt_s;
             }
             let e = st.entities.entry(row.cpu).or_insert_with(|| Entity {
                 cols: vec![Acc::default(); ncol],

@@ -42,7 +42,7 @@ pub struct RowTags {
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     /// The file is there and neither `--force` nor `--append` was given.
-    #[error("{0} exists: pass --force to overwrite it or --append to add to it")]
+    #[error("--record {0}: the file exists (--force overwrites it, --append adds to it)")]
     Exists(PathBuf),
     /// The file or its sidecar cannot be opened or written.
     // the OS error is said in the message, so it is not also a `source`

@@ -44,6 +44,9 @@ impl Base {
 /// The three roots kernel files are read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
+    /// The tree's root (`/`, or `--root DIR`): files of the system beyond
+    /// the kernel's trees (the boot loader's) are looked for under it.
+    pub root: PathBuf,
     /// procfs mount point (`/proc`).
     pub procfs: PathBuf,
     /// sysfs mount point (`/sys`).
@@ -62,6 +65,7 @@ impl Roots {
     /// Builds roots for a tree laid out like `/`: `DIR/proc`, `DIR/sys`, `DIR/dev`.
     pub fn under(root: &Path) -> Self {
         Roots {
+            root: root.to_path_buf(),
             procfs: root.join("proc"),
             sysfs: root.join("sys"),
             dev: root.join("dev"),

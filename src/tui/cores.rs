@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use crate::interval::CpuRates;
 use crate::noise::{Severity, VerdictState};
 use crate::tui::bars::{self, FreqScale};
-use crate::tui::fit::put;
+use crate::tui::fit::{CUT, put};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::layout::{Geometry, SUMMARY_ROWS};
 use crate::tui::state::State;
@@ -195,6 +195,14 @@ fn split_for(
     min_freq: usize,
     min_cst: usize,
 ) -> (usize, usize, usize) {
+    // an owner shown beside the noise: the bars may give a few more cells
+    // (a frequency bar of 10 still reads), so that a watched row names
+    // both its owner and what disturbs it
+    let (min_freq, min_cst) = if ctx.noise_min > 0 {
+        (min_freq.min(10), min_cst.min(6))
+    } else {
+        (min_freq, min_cst)
+    };
     let (mut fb, mut cb, mut nw) = split(w, fixed, min_freq, min_cst);
     let give_f = fb
         .saturating_sub(min_freq)
@@ -211,14 +219,17 @@ fn split_for(
 
 /// `owner sh[9437]` for a watched CPU whose owner is known.
 fn owner_label(s: &State, cpu: u32) -> Option<String> {
-    let o = s
-        .trace
+    owner_of(s, cpu).map(|o| format!("owner {}[{}]", o.comm, o.pid))
+}
+
+/// The owner of a watched CPU, when known.
+fn owner_of(s: &State, cpu: u32) -> Option<&crate::noise::TracedTask> {
+    s.trace
         .as_ref()
         .filter(|_| s.is_watched(cpu))?
         .cpu(cpu)?
         .owner
-        .as_ref()?;
-    Some(format!("owner {}[{}]", o.comm, o.pid))
+        .as_ref()
 }
 
 /// The idle states the bar stacks, each with whether it is disabled on
@@ -318,7 +329,17 @@ fn compact_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
         Span::styled("  CPU ", t.title()),
         Span::styled(freq_title(ctx, fb), t.title()),
         Span::styled("  Avg Bsy% ", t.title()),
-        Span::styled(left("C-states ↓", cb), t.title()),
+        // whole words only: the legend is under the box when no form fits
+        Span::styled(
+            left(
+                ["C-states ↓", "C-states", "idle"]
+                    .into_iter()
+                    .find(|h| h.chars().count() <= cb)
+                    .unwrap_or(""),
+                cb,
+            ),
+            t.title(),
+        ),
         Span::styled(" IRQ/s CSW/s ", t.title()),
         Span::styled(left("noise", nw), t.title()),
     ])
@@ -370,12 +391,25 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
             }
         }
     }
-    // the owner's name is context: where it would push the first noise
-    // out of the cell, the noise keeps the cell (the detail names the owner)
+    // the owner's name is context, and the noise beside it is why the
+    // row matters: where both do not fit, the owner goes by its pid
+    // (`owner pid 30533`; the detail names it), and only where even that
+    // would push the first noise out does the noise keep the cell alone
+    let fits = |a: &str, b: &str| a.chars().count() + 3 + b.chars().count() <= w;
+    // the first noise may end early at a word (`rustc[16073]…`): its first
+    // word and the mark must fit
+    let first_word = |b: &str| format!("{}{}", b.split(' ').next().unwrap_or(b), CUT);
     let owned = match labels.get(..2) {
-        Some([o, first]) if owned && o.0.chars().count() + 3 + first.0.chars().count() > w => {
-            labels.remove(0);
-            false
+        Some([o, first]) if owned && !fits(&o.0, &first.0) => {
+            let short = owner_of(ctx.s, cpu).map(|o| format!("owner pid {}", o.pid));
+            let short = short.filter(|sh| fits(sh, &first.0) || fits(sh, &first_word(&first.0)));
+            if let Some(sh) = short {
+                labels[0].0 = sh;
+                true
+            } else {
+                labels.remove(0);
+                false
+            }
         }
         _ => owned,
     };
@@ -386,6 +420,16 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         let sep = usize::from(!out.is_empty()) * 3;
         let n = label.chars().count();
         if used + sep + n > w {
+            // beside the owner, the first noise keeps its words that fit
+            let room = w.saturating_sub(used + sep);
+            let cut = crate::tui::fit::clip(Line::from(label.clone()), room).to_string();
+            let kept = cut.trim_end_matches(CUT);
+            let at_word = !kept.is_empty() && label[kept.len()..].starts_with(' ');
+            if owned && shown == 1 && at_word {
+                out.push(Span::styled(" · ", ctx.t.dim()));
+                out.push(Span::styled(cut, style));
+                shown += 1;
+            }
             break;
         }
         if sep > 0 {

@@ -43,7 +43,13 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         r.idle.iter().any(|st| st.pct.is_some()) || r.hw_cstates.iter().any(|h| h.1.is_some())
     };
     if !iv.cpus.iter().any(measured) {
-        static_states(s, area, buf);
+        for (i, l) in static_states(s, area.width).into_iter().enumerate() {
+            let y = area.y + i as u16;
+            if y >= area.y + area.height {
+                break;
+            }
+            put(buf, area.x, y, &l, area.width);
+        }
         return;
     }
     let sw = if area.width >= WIDE_FROM {
@@ -106,10 +112,26 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// Height of the box (borders included) that shows every CPU's row, or
+/// what one read names when no residency was measured; `None` before an
+/// interval.
+pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
+    let iv = s.latest.as_ref()?;
+    let measured = iv.cpus.iter().any(|r| {
+        r.idle.iter().any(|st| st.pct.is_some()) || r.hw_cstates.iter().any(|h| h.1.is_some())
+    });
+    let inner = if measured {
+        usize::from(HEAD_ROWS) + s.order().len() + iv.pkgs.len().min(2)
+    } else {
+        static_states(s, width.saturating_sub(2)).len()
+    };
+    u16::try_from(inner.max(1) + 2).ok()
+}
+
 /// What one read can show when no residency was measured: the states
 /// sysfs names for the selected CPU, with exit latency and target
-/// residency, and why there are no rates.
-fn static_states(s: &State, area: Rect, buf: &mut Buffer) {
+/// residency, and why there are no rates; lines for a box `width` wide.
+fn static_states(s: &State, width: u16) -> Vec<Line<'static>> {
     let t = s.theme;
     let cpu = s.selected.or_else(|| s.machine.online.first().copied());
     let states = cpu.and_then(|c| s.machine.idle_states.get(&c));
@@ -130,21 +152,13 @@ fn static_states(s: &State, area: Rect, buf: &mut Buffer) {
             .clone()
             .unwrap_or_else(|| "no idle states: this tree has no cpuidle directory".into()),
     };
-    let mut y = area.y;
-    let bottom = area.y + area.height;
-    for l in crate::tui::pane::wrap(
-        vec![Span::styled(why, t.warn())],
-        usize::from(area.width.saturating_sub(2)),
-        0,
-    ) {
-        if y >= bottom {
-            return;
-        }
-        put(buf, area.x + 1, y, &l, area.width.saturating_sub(1));
-        y += 1;
-    }
+    let mut lines: Vec<Line<'static>> = crate::tui::pane::wrap(
+        vec![Span::raw(" "), Span::styled(why, t.warn())],
+        usize::from(width.saturating_sub(1)),
+        1,
+    );
     let Some(states) = states.filter(|v| !v.is_empty()) else {
-        return;
+        return lines;
     };
     let opt = |v: Option<u64>| v.map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
     let head = format!(
@@ -154,14 +168,8 @@ fn static_states(s: &State, area: Rect, buf: &mut Buffer) {
         right("target µs", 10),
         "description"
     );
-    if y < bottom {
-        put_str(buf, area.x, y, head, t.title(), area.width);
-        y += 1;
-    }
+    lines.push(Line::styled(head, t.title()));
     for st in states {
-        if y >= bottom {
-            break;
-        }
         let name = if st.disabled == Some(true) {
             format!("{} (off)", st.name)
         } else {
@@ -174,9 +182,9 @@ fn static_states(s: &State, area: Rect, buf: &mut Buffer) {
             right(&opt(st.residency_us), 10),
             st.desc
         );
-        put_str(buf, area.x, y, text, t.text(), area.width);
-        y += 1;
+        lines.push(Line::styled(text, t.text()));
     }
+    lines
 }
 
 /// Three header lines: state names (`(off)` when disabled in sysfs), exit

@@ -6,23 +6,35 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Sparkline, Widget};
+use ratatui::widgets::{Block, Sparkline, Widget};
 
 use crate::interval::CpuRates;
 use crate::tui::bars::SHADES;
-use crate::tui::fit::{put, put_str};
+use crate::tui::fit::{ALWAYS, Piece, fit, put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::history::{CpuHistory, Series};
 use crate::tui::state::State;
 
-/// Width of the figures panel on wide screens.
+/// Narrowest figures panel (on screens from 120 columns); it takes a
+/// third of wider ones, up to [`PANEL_MAX`], so that a task's name and
+/// the owner's fit whole.
 const PANEL_W: u16 = 44;
+/// Widest figures panel.
+const PANEL_MAX: u16 = 60;
+/// Columns of a figure's value, right-aligned at the panel's end.
+const VALUE_W: u16 = 10;
 
 /// Draws the detail view.
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let Some(cpu) = s.selected else { return };
-    put(buf, area.x, area.y, &title(s, cpu), area.width);
+    put(
+        buf,
+        area.x,
+        area.y,
+        &title(s, cpu, area.width.into()),
+        area.width,
+    );
     let body = Rect::new(
         area.x,
         area.y + 1,
@@ -32,7 +44,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let (charts, panel) = if area.width >= 120 {
         let [c, p] = body.layout(&Layout::horizontal([
             Constraint::Fill(1),
-            Constraint::Length(PANEL_W),
+            Constraint::Length((area.width / 3).clamp(PANEL_W, PANEL_MAX)),
         ]));
         (c, Some(p))
     } else {
@@ -54,27 +66,41 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn title(s: &State, cpu: u32) -> Line<'static> {
+fn title(s: &State, cpu: u32, room: usize) -> Line<'static> {
     let t = s.theme;
     let topo = s.machine.topo(cpu);
-    let mut parts = vec![format!("CPU {cpu}")];
+    // whole pieces: on a narrow screen the topology's far ends go first
+    let mut pieces = vec![Piece::new(format!("CPU {cpu}"), t.title(), ALWAYS)];
     if let Some(x) = topo {
         let opt = |v: Option<u32>| v.map_or_else(|| fmt::UNKNOWN.into(), |v| v.to_string());
-        parts.push(format!("core {}", opt(x.core)));
+        pieces.push(Piece::new(format!("core {}", opt(x.core)), t.title(), 6));
         let sibs: Vec<u32> = x.siblings.iter().copied().filter(|c| *c != cpu).collect();
-        parts.push(format!("SMT sibling {}", fmt::cpus(&sibs)));
-        parts.push(format!("package {}", opt(x.package)));
-        parts.push(format!("node {}", opt(x.node)));
+        pieces.push(Piece::or_short(
+            format!("SMT sibling {}", fmt::cpus(&sibs)),
+            format!("sibling {}", fmt::cpus(&sibs)),
+            t.title(),
+            5,
+        ));
+        pieces.push(Piece::new(
+            format!("package {}", opt(x.package)),
+            t.title(),
+            3,
+        ));
+        pieces.push(Piece::new(format!("node {}", opt(x.node)), t.title(), 2));
         if let Some(k) = &x.core_type {
-            parts.push(format!("{k}-core"));
+            pieces.push(Piece::new(format!("{k}-core"), t.title(), 4));
         }
     }
-    let mut spans = vec![Span::styled(format!(" {}", parts.join(" · ")), t.title())];
     if s.is_watched(cpu) {
-        spans.push(Span::styled(" · watched", t.watched()));
+        pieces.push(Piece::new("watched", t.watched(), 7));
     }
-    spans.push(Span::styled("   (⏎ or esc: back)", t.dim()));
-    Line::from(spans)
+    pieces.push(Piece::or_short(
+        "(⏎ or esc: back)",
+        "(esc: back)",
+        t.dim(),
+        1,
+    ));
+    fit(" ", pieces, &Span::styled(" · ", t.title()), room)
 }
 
 /// Maps the last `n` values to sparkline bars scaled so `max` is full.
@@ -104,6 +130,10 @@ pub fn time_axis(n: usize, dt: f64, width: usize) -> String {
     let age = |cols: usize| format!("-{} ", fmt::seconds(cols as f64 * dt).replace(".0 s", " s"));
     let oldest = age(n - 1);
     let mid = age((n - 1) / 2);
+    // a label is whole or not there: a few samples get the rule alone
+    if oldest.chars().count() > n {
+        return cells.into_iter().collect();
+    }
     label(0, &oldest);
     // the midpoint label only where it clears both ends
     let mid_at = n / 2 - mid.chars().count().min(n / 2) / 2;
@@ -114,6 +144,35 @@ pub fn time_axis(n: usize, dt: f64, width: usize) -> String {
         label(n - 4, " now");
     }
     cells.into_iter().collect()
+}
+
+/// The history box under a view that leaves room (as btop puts a graph
+/// under its process list): the selected CPU's charts across the width,
+/// in a box that names the CPU.
+pub fn render_history_box(s: &State, area: Rect, buf: &mut Buffer) {
+    let t = s.theme;
+    let Some(cpu) = s.selected else { return };
+    let watched = if s.is_watched(cpu) { " · watched" } else { "" };
+    let block = Block::bordered()
+        .title(Span::styled(
+            format!(" CPU {cpu} history{watched} "),
+            t.title(),
+        ))
+        .title_bottom(Line::styled(" ⏎: its detail ", t.dim()).right_aligned())
+        .border_style(t.dim());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    match s.history.cpu(cpu) {
+        Some(h) if !h.avg.is_empty() => render_charts(s, h, inner, buf),
+        _ => put_str(
+            buf,
+            inner.x + 1,
+            inner.y,
+            "no history yet",
+            t.dim(),
+            inner.width.saturating_sub(1),
+        ),
+    }
 }
 
 fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
@@ -301,7 +360,9 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
         } else {
             "who ran"
         };
-        lines.push((format!("{how} · {owner}"), "ms".into()));
+        // the owner on its own line: beside the heading it was cut
+        lines.push((how.into(), "ms".into()));
+        lines.push((owner, String::new()));
         for (k, i) in tc
             .intruders
             .iter()
@@ -334,10 +395,12 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
     if let Some(p) = &s.probe {
         lines.extend(probe_lines(p, cpu));
     }
+    // the names take what the values leave (a space each side)
+    let key_w = area.width.saturating_sub(VALUE_W + 2);
     for (i, (k, v)) in lines.iter().take(area.height as usize).enumerate() {
         let y = area.y + i as u16;
-        buf.set_string(area.x + 1, y, left(k, 30), t.dim());
-        buf.set_string(area.x + 31, y, right(v, 10), t.text());
+        buf.set_string(area.x + 1, y, left(k, key_w.into()), t.dim());
+        buf.set_string(area.x + 1 + key_w, y, right(v, VALUE_W.into()), t.text());
     }
 }
 
@@ -442,5 +505,7 @@ mod axis_tests {
         assert_eq!(a.chars().count(), 40);
         assert!(a.starts_with("-19.5 s "), "{a}");
         assert_eq!(time_axis(1, 1.0, 80), "", "one sample has no time span");
+        // three samples: "-2 s " does not fit three columns, and is not cut
+        assert_eq!(time_axis(3, 1.0, 80), "───");
     }
 }

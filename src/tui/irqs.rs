@@ -26,9 +26,13 @@ fn columns(s: &State, fit: usize) -> Vec<u32> {
     order.into_iter().skip(first).take(fit).collect()
 }
 
-/// Widths of the label, description and total columns.
-fn label_widths(width: usize) -> (usize, usize, usize) {
-    if width >= 120 { (6, 26, 7) } else { (5, 14, 6) }
+/// Widths of the label, description and total columns: the description
+/// takes what the CPU columns leave, up to the longest there is, so that
+/// a few CPUs do not cut "Local timer interrupts" short.
+fn label_widths(width: usize, cpus: usize, longest: usize) -> (usize, usize, usize) {
+    let (lw, dw, tw) = if width >= 120 { (6, 26, 7) } else { (5, 14, 6) };
+    let spare = width.saturating_sub(lw + dw + tw + 3 + cpus * CELL);
+    (lw, dw + spare.min(longest.saturating_sub(dw)), tw)
 }
 
 /// Draws the Interrupts view.
@@ -45,7 +49,15 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         );
         return;
     };
-    let (lw, dw, tw) = label_widths(area.width as usize);
+    let longest = iv
+        .irqs
+        .iter()
+        .chain(&iv.softirqs)
+        .filter(|r| r.total > 0.0)
+        .map(|r| desc_of(r).chars().count())
+        .max()
+        .unwrap_or(0);
+    let (lw, dw, tw) = label_widths(area.width as usize, s.order().len(), longest);
     let fit = (area.width as usize).saturating_sub(lw + dw + tw + 3) / CELL;
     let cols = columns(s, fit);
     let index: Vec<Option<usize>> = cols
@@ -128,6 +140,22 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// Height of the box (borders included) that lists every source that
+/// fired: the header, the interrupt rows and the note on the silent ones,
+/// the softirq heading and rows; `None` before an interval or when none
+/// fired (the reason is then said, over the whole box).
+pub fn wanted_rows(s: &State) -> Option<u16> {
+    let iv = s.latest.as_ref()?;
+    let busy = iv.irqs.iter().filter(|r| r.total > 0.0).count();
+    let soft = iv.softirqs.iter().filter(|r| r.total > 0.0).count();
+    if busy + soft == 0 {
+        return None;
+    }
+    let hidden = usize::from(iv.irqs.len() > busy);
+    let soft_rows = if soft > 0 { 1 + soft } else { 0 };
+    u16::try_from(2 + 1 + busy + hidden + soft_rows).ok()
+}
+
 /// Why no interrupt source has a row, and what to do.
 fn empty_reason(s: &State, iv: &crate::interval::Interval) -> String {
     let named = iv.irqs.len() + iv.softirqs.len();
@@ -147,6 +175,16 @@ fn empty_reason(s: &State, iv: &crate::interval::Interval) -> String {
     }
 }
 
+/// A source's description as its row shows it: a numbered IRQ's device
+/// (the last word of its /proc/interrupts line), else the kernel's words.
+fn desc_of(r: &SourceRates) -> String {
+    if r.label.bytes().all(|b| b.is_ascii_digit()) {
+        r.desc.split_whitespace().last().unwrap_or("").to_string()
+    } else {
+        r.desc.clone()
+    }
+}
+
 fn row(
     s: &State,
     r: &SourceRates,
@@ -154,11 +192,7 @@ fn row(
     (lw, dw, tw): (usize, usize, usize),
 ) -> Line<'static> {
     let t = s.theme;
-    let name = if r.label.bytes().all(|b| b.is_ascii_digit()) {
-        r.desc.split_whitespace().last().unwrap_or("").to_string()
-    } else {
-        r.desc.clone()
-    };
+    let name = desc_of(r);
     let mut spans = vec![
         Span::styled(left(&r.label, lw), t.title()),
         Span::raw(format!(" {} ", left(&name, dw))),

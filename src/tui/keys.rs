@@ -8,7 +8,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 pub enum Action {
     /// Leave noisetop.
     Quit,
-    /// Close the help or the detail view; quit from a main view.
+    /// Close a pop-up or the detail view; nothing on a main view (a
+    /// newcomer presses Esc to get out of something, not to lose the
+    /// program: `q` quits).
     Back,
     /// Freeze the screen (live) or stop the playback (replay).
     Pause,
@@ -105,7 +107,7 @@ pub const BINDINGS: &[Binding] = &[
     b(
         &[(KeyCode::Esc, false)],
         "esc",
-        "back / quit",
+        "close the pop-up or the detail (q quits)",
         Action::Back,
         0,
     ),

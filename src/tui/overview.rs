@@ -21,7 +21,7 @@ use ratatui::text::{Line, Span};
 use crate::interval::CpuRates;
 use crate::machine::Machine;
 use crate::tui::bars::cstate_shares;
-use crate::tui::fit::{put, put_str};
+use crate::tui::fit::{ALWAYS, Piece, fit, put, put_str};
 use crate::tui::fmt;
 use crate::tui::state::{State, Verdict};
 
@@ -169,6 +169,13 @@ pub fn layout(m: &Machine, cpus: &[u32], width: u16, height: u16) -> Grid {
     } else {
         place(0)
     }
+}
+
+/// Height of the overview's box (borders included) when the whole grid
+/// fits: the legend and the grid's rows.
+pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
+    let g = layout(&s.machine, &shown(s), width.saturating_sub(2), u16::MAX);
+    Some(2 + LEGEND_ROWS + g.rows.max(1))
 }
 
 /// The grid area for a screen: the body box inside its borders, under the legend.
@@ -386,7 +393,7 @@ fn legend(s: &State, top_mhz: Option<f64>) -> Line<'static> {
 }
 
 /// The selected CPU's figures under the legend.
-fn summary(s: &State) -> Line<'static> {
+fn summary(s: &State, room: usize) -> Line<'static> {
     let t = s.theme;
     let Some(cpu) = s.selected else {
         return Line::from("");
@@ -420,12 +427,18 @@ fn summary(s: &State) -> Line<'static> {
             .map_or(fmt::UNKNOWN, Verdict::label)
             .to_string(),
     ];
-    let mut spans = vec![Span::styled(format!(" {}", parts.join(" │ ")), t.text())];
+    // whole pieces: on a narrow screen the least telling go first
+    let keep = [ALWAYS, 3, 2, 9, 8, 5, 6, 7];
+    let mut pieces: Vec<Piece> = parts
+        .into_iter()
+        .zip(keep)
+        .map(|(p, k)| Piece::new(p, t.text(), k))
+        .collect();
     if s.is_watched(cpu) {
-        spans.push(Span::styled(" │ watched", t.watched()));
+        pieces.push(Piece::new("watched", t.watched(), 4));
     }
-    spans.push(Span::styled("   (⏎ detail)", t.dim()));
-    Line::from(spans)
+    pieces.push(Piece::new("(⏎ detail)", t.dim(), 1));
+    fit(" ", pieces, &Span::styled(" │ ", t.dim()), room)
 }
 
 /// Draws the overview.
@@ -436,7 +449,13 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let t = s.theme;
     let top_mhz = s.machine.max_mhz.or(s.history.max_bzy);
     put(buf, area.x, area.y, &legend(s, top_mhz), area.width);
-    put(buf, area.x, area.y + 1, &summary(s), area.width);
+    put(
+        buf,
+        area.x,
+        area.y + 1,
+        &summary(s, area.width.into()),
+        area.width,
+    );
     let grid = Rect::new(
         area.x,
         area.y + LEGEND_ROWS,

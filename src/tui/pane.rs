@@ -52,29 +52,53 @@ pub fn rows_position(
 }
 
 /// Splits styled spans into lines of at most `width` columns, breaking at
-/// spaces (a word longer than a line is cut); `indent` columns start every
-/// line after the first.
+/// spaces; `indent` columns start every line after the first. A word
+/// longer than a line (a long path) goes on over the next lines, broken
+/// after a `/` or `,` where it can be: nothing of it is lost.
 pub fn wrap(spans: Vec<Span<'static>>, width: usize, indent: usize) -> Vec<Line<'static>> {
     let width = width.max(indent + 8);
     let mut lines: Vec<Vec<Span<'static>>> = vec![Vec::new()];
     let mut used = 0;
+    let push = |lines: &mut Vec<Vec<Span<'static>>>, text: &str, style| {
+        let last = lines.last_mut().expect("one line at least");
+        match last.last_mut() {
+            Some(prev) if prev.style == style => prev.content.to_mut().push_str(text),
+            _ => last.push(Span::styled(text.to_string(), style)),
+        }
+    };
     for sp in spans {
         let style = sp.style;
         // keep the separating spaces with the word that follows
         for word in sp.content.split_inclusive(' ') {
-            let n = word.chars().count();
             let bare = word.trim_end().chars().count();
             if used + bare > width && used > indent {
                 lines.push(vec![Span::raw(" ".repeat(indent))]);
                 used = indent;
             }
-            let word: String = word.chars().take(width - used).collect();
-            used += word.chars().count().min(n);
-            let last = lines.last_mut().expect("one line at least");
-            match last.last_mut() {
-                Some(prev) if prev.style == style => prev.content.to_mut().push_str(&word),
-                _ => last.push(Span::styled(word, style)),
+            let mut rest: &str = word;
+            // what does not fit even a fresh line: the part that fits,
+            // up to a break after `/` or `,` when there is one, then on
+            while rest.trim_end().chars().count() > width - used {
+                let room = width - used;
+                let cut = rest
+                    .char_indices()
+                    .take(room)
+                    .filter(|(_, c)| matches!(c, '/' | ','))
+                    .map(|(i, c)| i + c.len_utf8())
+                    .last()
+                    .filter(|&i| i > room / 3)
+                    .unwrap_or_else(|| {
+                        rest.char_indices().nth(room).map_or(rest.len(), |(i, _)| i)
+                    });
+                push(&mut lines, &rest[..cut], style);
+                rest = &rest[cut..];
+                lines.push(vec![Span::raw(" ".repeat(indent))]);
+                used = indent;
             }
+            // the word fits; a space after it only where there is room
+            let tail: String = rest.chars().take(width - used).collect();
+            push(&mut lines, &tail, style);
+            used += tail.chars().count();
         }
     }
     lines.into_iter().map(Line::from).collect()
@@ -239,13 +263,18 @@ pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
 /// and first and last seen, the evidence and fix wrapped below, the
 /// selected one highlighted and kept on screen.
 pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
-    let head = format!(
-        " {}  {}  {} SEV  {} evidence → fix   (⏎ details)",
+    let mut head = format!(
+        " {}  {}  {} SEV  {} evidence → fix",
         left("last", 8),
         left("first", 8),
         right("count", 5),
         left("kind", KIND_W)
     );
+    // the hint where it fits whole
+    let hint = "   (⏎ details)";
+    if head.chars().count() + hint.chars().count() <= usize::from(area.width) {
+        head.push_str(hint);
+    }
     let t = s.theme;
     put_str(buf, area.x, area.y, head, t.title(), area.width);
     let entries = s.log.newest_first();
@@ -362,8 +391,29 @@ mod tests {
                 "  watched CPU",
             ]
         );
-        // a word longer than the line is cut, not lost in an endless loop
+        // a word longer than the line goes on over the next lines, whole
+        // (and no endless loop)
         let long = vec![Span::raw("x".repeat(30))];
-        assert_eq!(text(&wrap(long, 12, 2)), vec!["x".repeat(12)]);
+        assert_eq!(
+            text(&wrap(long, 12, 2)),
+            vec![
+                "x".repeat(12),
+                format!("  {}", "x".repeat(10)),
+                format!("  {}", "x".repeat(8))
+            ]
+        );
+        // a path breaks after a slash
+        let path = vec![
+            Span::raw("unknown: "),
+            Span::raw("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq"),
+        ];
+        assert_eq!(
+            text(&wrap(path, 32, 9)),
+            vec![
+                "unknown: /sys/devices/system/",
+                "         cpu/cpu0/cpufreq/",
+                "         scaling_cur_freq",
+            ]
+        );
     }
 }

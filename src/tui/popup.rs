@@ -176,6 +176,11 @@ fn help_width(area: Rect) -> u16 {
     area.width.saturating_sub(2).clamp(40, 110)
 }
 
+/// Columns inside the borders of a pop-up asking for `width` in `area`.
+fn inner_of(area: Rect, width: u16) -> usize {
+    usize::from(width_in(area, width).saturating_sub(2))
+}
+
 /// The pop-up on screen: its title, its lines and the width it asks for
 /// (each pop-up scrolls the same way, with the keys its border shows).
 fn content(s: &State, area: Rect) -> Option<(String, Vec<Line<'static>>, u16)> {
@@ -189,16 +194,22 @@ fn content(s: &State, area: Rect) -> Option<(String, Vec<Line<'static>>, u16)> {
             ),
             help_width(area),
         )),
-        Overlay::Why => Some((
-            "where each figure comes from (u: close)".into(),
-            why_text(s),
-            area.width.saturating_sub(4).min(150),
-        )),
-        Overlay::Finding => Some((
-            "finding".into(),
-            finding_text(s),
-            area.width.saturating_sub(4).min(110),
-        )),
+        Overlay::Why => {
+            let width = area.width.saturating_sub(4).min(150);
+            Some((
+                "where each figure comes from (u: close)".into(),
+                why_text(s, inner_of(area, width)),
+                width,
+            ))
+        }
+        Overlay::Finding => {
+            let width = area.width.saturating_sub(4).min(110);
+            Some((
+                "finding".into(),
+                finding_text(s, inner_of(area, width)),
+                width,
+            ))
+        }
     }
 }
 
@@ -271,7 +282,7 @@ fn help_text(s: &State, inner: usize) -> Vec<Line<'static>> {
 }
 
 /// The selected finding of the Findings view: evidence, history, fix.
-fn finding_text(s: &State) -> Vec<Line<'static>> {
+fn finding_text(s: &State, inner: usize) -> Vec<Line<'static>> {
     let t = s.theme;
     let entries = s.log.newest_first();
     let Some(e) = entries.get(s.finding_at.min(entries.len().saturating_sub(1))) else {
@@ -284,52 +295,64 @@ fn finding_text(s: &State) -> Vec<Line<'static>> {
         format!("CPU {}", fmt::cpus(&f.cpus))
     };
     let span_s = e.last_ns.saturating_sub(e.first_ns) as f64 / 1e9;
+    // a long value goes on under itself, not under its name
     let row = |k: &str, v: String| {
-        Line::from(vec![
-            Span::styled(format!(" {}", left(k, 10)), t.title()),
-            Span::raw(v),
-        ])
+        crate::tui::pane::wrap(
+            vec![
+                Span::styled(format!(" {}", left(k, 10)), t.title()),
+                Span::raw(v),
+            ],
+            inner,
+            11,
+        )
     };
-    vec![
+    let mut lines = vec![
         Line::from(vec![
             Span::styled(format!(" {} ", f.severity.label()), t.severity(f.severity)),
             Span::styled(f.kind.tag().to_string(), t.title()),
             Span::raw(format!(" · {cpus} · {}", f.label)),
         ]),
         Line::from(""),
-        row("evidence", f.evidence.clone()),
-        row(
-            "seen",
-            format!(
-                "{} intervals, first {} last {} (over {:.0} s)",
-                e.count,
-                fmt::clock(e.first_ns),
-                fmt::clock(e.last_ns),
-                span_s
-            ),
+    ];
+    lines.extend(row("evidence", f.evidence.clone()));
+    lines.extend(row(
+        "seen",
+        format!(
+            "{} intervals, first {} last {} (over {:.0} s)",
+            e.count,
+            fmt::clock(e.first_ns),
+            fmt::clock(e.last_ns),
+            span_s
         ),
-        row(
-            "fix",
-            f.fix.clone().unwrap_or_else(|| {
-                "none: no usual setting or command fixes this; the evidence says where to look"
-                    .to_string()
-            }),
-        ),
-        Line::from(""),
-        Line::styled(" ⏎ or esc: close", t.dim()),
-    ]
+    ));
+    lines.extend(row(
+        "fix",
+        f.fix.clone().unwrap_or_else(|| {
+            "none: no usual setting or command fixes this; the evidence says where to look"
+                .to_string()
+        }),
+    ));
+    lines.push(Line::from(""));
+    lines.push(Line::styled(" ⏎ or esc: close", t.dim()));
+    lines
 }
 
+/// Where the text of a line of the `u` pop-up starts: a space and the
+/// 22 columns of the metric's name.
+const WHY_INDENT: usize = 23;
+
 /// Every metric with its source (rung) or why it is unavailable.
-fn why_text(s: &State) -> Vec<Line<'static>> {
+fn why_text(s: &State, inner: usize) -> Vec<Line<'static>> {
     let t = s.theme;
+    // a long reason goes on under itself, not at column 0
+    let wrap = |spans: Vec<Span<'static>>| crate::tui::pane::wrap(spans, inner, WHY_INDENT);
     let mut lines = Vec::new();
     if s.statuses.is_empty() {
         lines.push(Line::styled(" no snapshot yet", t.dim()));
     }
     // a foreign tree's one cause is said once, on top, not in every metric
     if let Some(why) = &s.foreign {
-        lines.push(Line::from(vec![
+        lines.extend(wrap(vec![
             Span::styled(format!(" {}", left("tree", 22)), t.title()),
             Span::styled(why.clone(), t.warn()),
         ]));
@@ -348,17 +371,17 @@ fn why_text(s: &State) -> Vec<Line<'static>> {
             };
             spans.push(Span::styled(format!(" — {n}"), t.dim()));
         }
-        lines.push(Line::from(spans));
+        lines.extend(wrap(spans));
     }
     let m = &s.machine;
     let fact = |k: &str, v: String| {
-        Line::from(vec![
+        wrap(vec![
             Span::styled(format!(" {}", left(k, 22)), t.title()),
             Span::raw(v),
         ])
     };
     lines.push(Line::from(""));
-    lines.push(fact(
+    lines.extend(fact(
         "SMT",
         match crate::tui::header::smt_of(m) {
             Some(true) => format!("on ({})", m.smt_note),
@@ -367,19 +390,19 @@ fn why_text(s: &State) -> Vec<Line<'static>> {
         },
     ));
     if let Some(n) = &m.topology_note {
-        lines.push(fact("topology", n.clone()));
+        lines.extend(fact("topology", n.clone()));
     }
     if let Some(n) = &m.cur_freq_note {
-        lines.push(fact("current frequency", n.clone()));
+        lines.extend(fact("current frequency", n.clone()));
     }
-    lines.push(fact(
+    lines.extend(fact(
         "who ran (tracepoints)",
         s.trace_status
             .clone()
             .unwrap_or_else(|| format!("{}: no sample yet", fmt::UNKNOWN)),
     ));
     let limits = crate::tui::header::idle_limits(m);
-    lines.push(fact(
+    lines.extend(fact(
         "idle-state limits",
         if limits.is_empty() {
             match m.kernel.cmdline {

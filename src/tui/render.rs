@@ -9,6 +9,9 @@
 //! ├ Cores │ Interrupts │ C-states │ Findings ────────── sort · count ────┤
 //! │ CPU rows: wide (≥ 150 columns), compact, or two compact columns      │ body
 //! │  …                                                                   │
+//! ├ CPU 1 history ───────────────────────────────────────────────────────┤ history, in the
+//! │ the selected CPU's charts (MHz, busy, C-states, IRQ/s, CSW/s)        │  room a view's
+//! │  …                                                                   │  rows leave
 //! ├ Findings ────────────────────────────────────────────────────────────┤ pane (7 lines,
 //! │ newest first: time SEV kind evidence → fix                           │  or a one-line
 //! ├──────────────────────────────────────────────────────────────────────┤  ticker < 30 rows)
@@ -31,21 +34,50 @@ use crate::tui::{cores, cstates, detail, header, irqs, overview, pane, popup};
 
 /// Below this width the tabs and the footer use short forms.
 pub const COMPACT_BELOW: u16 = 120;
-/// The four stacked areas of the screen. On a tall screen whose CPUs all
-/// fit, the Cores box takes what it needs and the findings pane the rest.
-fn areas(area: Rect, s: &State) -> [Rect; 4] {
+/// The stacked areas of the screen: header, body, the selected CPU's
+/// history, findings, footer. A view whose rows all fit takes what it
+/// needs, and the room it leaves goes to the history of the selected CPU
+/// (what the user watches, as btop puts a graph under its list), or, when
+/// too little for charts, to the findings.
+fn areas(area: Rect, s: &State) -> [Rect; 5] {
     let pane = pane_rows(area.height);
     let most = area.height.saturating_sub(HEADER_ROWS + pane + 1);
-    let body = match cores::wanted_rows(s, area.width) {
-        Some(want) if pane > 1 && s.view == View::Cores => want.min(most),
-        _ => most,
+    let (body, history) = match wanted_rows(s, area.width) {
+        Some(want) if want < most => {
+            let spare = most - want;
+            if spare >= HISTORY_MIN && s.selected.is_some() {
+                (want, spare)
+            } else if pane > 1 {
+                // the findings pane takes it
+                (want, 0)
+            } else {
+                (most, 0)
+            }
+        }
+        _ => (most, 0),
     };
     area.layout(&Layout::vertical([
         Constraint::Length(HEADER_ROWS),
         Constraint::Length(body),
+        Constraint::Length(history),
         Constraint::Fill(1),
         Constraint::Length(1),
     ]))
+}
+
+/// Fewest rows the history box is drawn in: its borders, five charts of a
+/// label and a row each, and the time axis.
+const HISTORY_MIN: u16 = 13;
+
+/// Rows the view on screen needs, borders included, when it knows.
+fn wanted_rows(s: &State, width: u16) -> Option<u16> {
+    match s.view {
+        View::Cores => cores::wanted_rows(s, width),
+        View::Overview => overview::wanted_rows(s, width),
+        View::Interrupts => irqs::wanted_rows(s),
+        View::Cstates => cstates::wanted_rows(s, width),
+        View::Findings | View::Detail => None,
+    }
 }
 
 /// Smallest screen the layout is drawn on; below it a one-line notice.
@@ -60,7 +92,7 @@ impl Widget for &State {
             }
             return;
         }
-        let [header, body, findings, footer] = areas(area, self);
+        let [header, body, history, findings, footer] = areas(area, self);
         header::render(self, header, buf);
         let block = Block::bordered()
             .title(tabs(self))
@@ -75,6 +107,9 @@ impl Widget for &State {
         match self.why_no_rows() {
             Some(why) if empty => pane::render_why_empty(self, &why, inner, buf),
             _ => self.render_view(inner, buf),
+        }
+        if history.height > 0 {
+            detail::render_history_box(self, history, buf);
         }
         if findings.height > 1 {
             pane::render_pane(self, findings, buf);

@@ -40,6 +40,7 @@ pub fn replayed(dir: &Path, name: &str) -> Result<State> {
         watch: None,
         config: NoiseConfig::default(),
         record: crate::cli::RecordArgs::default(),
+        quiet: false,
     };
     let (r, machine) = crate::cmd::batch::open_replay(dir, &opts)?;
     let watched = r.driver.watched().to_vec();

@@ -335,11 +335,15 @@ impl State {
         }
     }
 
-    /// Sets the watched CPUs (`--watch`), sorted and without repeats.
+    /// Sets the watched CPUs (`--watch`), sorted and without repeats, and
+    /// selects the first: the row marked `▸` is the one Enter opens.
     #[must_use]
     pub fn with_watched(mut self, mut cpus: Vec<u32>) -> Self {
         cpus.sort_unstable();
         cpus.dedup();
+        if let Some(&first) = cpus.first() {
+            self.selected = Some(first);
+        }
         self.watched = cpus;
         self
     }
@@ -738,13 +742,13 @@ impl State {
         }
     }
 
+    /// Esc: closes what is open; on a main view it does nothing, so that
+    /// it never ends the program (`q` does).
     fn back_out(&mut self) {
         if self.overlay != Overlay::None {
             self.overlay = Overlay::None;
         } else if self.view == View::Detail {
             self.view = self.back;
-        } else {
-            self.quit = true;
         }
     }
 

@@ -96,6 +96,7 @@ fn real(tree: &Path) -> State {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn overview_of_real_captures_at_96_480_and_1152_cpus() {
     for (name, cpus) in [
         ("util-linux-epyc7451-2s-96cpu", 96),
@@ -114,6 +115,7 @@ fn overview_of_real_captures_at_96_480_and_1152_cpus() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn epyc_siblings_sit_side_by_side_by_package() {
     let Some(tree) = capture("util-linux-epyc7451-2s-96cpu") else {
         return;
@@ -203,7 +205,7 @@ fn lists_that_scroll_say_which_rows_show() {
 }
 
 #[test]
-fn esc_closes_popups_first_then_quits_and_q_quits() {
+fn esc_closes_popups_and_the_detail_and_never_quits_q_quits() {
     let mut s = vm();
     s.update(Action::Help);
     s.update(Action::Back);
@@ -212,11 +214,30 @@ fn esc_closes_popups_first_then_quits_and_q_quits() {
     s.update(Action::Detail);
     s.update(Action::Back);
     assert_eq!(s.view, View::Cores);
-    s.update(Action::Back);
-    assert!(s.quit);
-    let mut s = vm();
+    // on a main view Esc is nothing to lose the program by
+    for v in View::TABS {
+        s.view = v;
+        s.update(Action::Back);
+        assert!(!s.quit, "{v:?}");
+        assert_eq!(s.view, v);
+    }
     s.update(Action::Quit);
     assert!(s.quit);
+}
+
+#[test]
+fn with_watch_the_marked_row_is_the_one_enter_opens() {
+    let m = vm().machine.clone();
+    let mut s = State::new(
+        m,
+        Origin::Live,
+        std::time::Duration::from_secs(1),
+        crate::tui::theme::Theme { color: false },
+    )
+    .with_watched(vec![1]);
+    assert_eq!(s.selected, Some(1));
+    s.update(Action::Detail);
+    assert_eq!((s.view, s.selected), (View::Detail, Some(1)));
 }
 
 #[test]
@@ -369,6 +390,7 @@ fn a_foreign_tree_says_so_in_the_header_at_any_width() {
 }
 
 #[test]
+#[cfg_attr(no_captures, ignore = "needs ../shared/captures")]
 fn an_unknown_verdict_reads_as_the_one_unknown_glyph_in_the_noise_column() {
     // the EPYC dump has no /proc/interrupts, /proc/stat or perf: no CPU
     // can be judged, and each row's noise cell says so with `·`
@@ -494,9 +516,54 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
         short.contains("owner bench[30533] · gzip[30775]"),
         "{short}"
     );
-    // at 160 columns the owner's name and the intruder's do not both fit
-    // the cell: the intruder keeps it
+    // at 160 columns the owner's long name and the intruder's do not both
+    // fit the cell: the owner goes by its pid, beside the intruder
     let long = row("stress-ng-cpu", 160);
-    assert!(long.contains("gzip[30775]"), "{long}");
-    assert!(!long.contains("owner "), "{long}");
+    assert!(long.contains("owner pid 30533 · gzip[30775]"), "{long}");
+}
+
+/// The owner stays on its row when a finding comes: at 80 and 160 columns
+/// a watched CPU owned by `sh` shows the owner and the interrupt that
+/// took its time, side by side.
+#[test]
+fn a_finding_on_a_watched_row_keeps_its_owner_beside_it() {
+    use crate::noise::{Finding, Kind, Severity, Traced, TracedCpu, TracedTask};
+    for width in [80, 160] {
+        let mut s = vm();
+        s.view = View::Cores;
+        s.watched = vec![1];
+        s.trace = Some(Traced {
+            cpus: vec![TracedCpu {
+                cpu: 1,
+                owner: Some(TracedTask {
+                    comm: "sh".into(),
+                    pid: 43210,
+                    tid: 43210,
+                    per_cpu_kthread: false,
+                    exited: false,
+                    cgroup: None,
+                }),
+                ..TracedCpu::default()
+            }],
+            ..Traced::default()
+        });
+        s.findings = vec![Finding {
+            cpus: vec![1],
+            kind: Kind::TickOnWatched,
+            severity: Severity::Warn,
+            label: "local_timer".into(),
+            evidence: String::new(),
+            numbers: Vec::new(),
+            fix: None,
+        }];
+        let screen = draw(&s, width, 50);
+        let row = screen
+            .lines()
+            .find(|l| l.contains("│▸   1 "))
+            .unwrap_or_else(|| panic!("no row of CPU 1 in\n{screen}"));
+        assert!(
+            row.contains("owner sh[43210] · local_timer"),
+            "{width}: {row}"
+        );
+    }
 }

@@ -618,6 +618,20 @@ fn spread_text(s: Option<Spread>) -> String {
     )
 }
 
+/// The command as a shell takes it back: each word quoted where the shell
+/// would split or expand it (`python3 -c 'sum(range(10**8))'`). `shlex`
+/// is the crate made for POSIX shell quoting; a word with a NUL (which no
+/// command line can hold) is shown as Rust would debug-print it.
+pub fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            shlex::try_quote(w).map_or_else(|_| format!("{w:?}"), std::borrow::Cow::into_owned)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl RunReport {
     /// The report as a person reads it.
     pub fn text(&self) -> String {
@@ -631,7 +645,7 @@ impl RunReport {
         let _ = writeln!(
             o,
             "noisetop run: `{}` (pid {}) on CPU {}, {:.2} s, {how}",
-            f.command.join(" "),
+            shell_words(&f.command),
             f.pid,
             cpulist::format(&f.cpus),
             f.seconds
@@ -644,14 +658,15 @@ impl RunReport {
             } else {
                 None
             };
-            let mig = f
-                .command_migrations
-                .map_or_else(String::new, |m| format!(", {m} migrations"));
+            let mig = f.command_migrations.map_or_else(String::new, |m| {
+                format!(", {m} migration{}", if m == 1 { "" } else { "s" })
+            });
+            let n = v + i;
             let _ = writeln!(
                 o,
-                "the command: {} context switches ({v} voluntary, {i} involuntary){mig}; \
+                "the command: {n} context switch{} ({v} voluntary, {i} involuntary){mig}; \
                  every task on its CPUs: {} context switches",
-                v + i,
+                if n == 1 { "" } else { "es" },
                 opt(others, 0)
             );
         }
@@ -860,6 +875,39 @@ mod tests {
         let mut acc = Accumulator::new(&[1]);
         acc.add(&second(VerdictState::Quiet, 2_000_000));
         assert_eq!(acc.report(facts()).verdict, "quiet");
+    }
+
+    #[test]
+    fn the_command_is_quoted_to_paste_back_and_counts_agree_in_number() {
+        let mut f = facts();
+        f.command = vec![
+            "python3".into(),
+            "-c".into(),
+            "sum(range(10**8))".into(),
+            "it's".into(),
+            String::new(),
+        ];
+        f.command_switches = Some((1, 0));
+        f.command_migrations = Some(1);
+        let mut acc = Accumulator::new(&[1]);
+        acc.add(&second(VerdictState::Quiet, 0));
+        let text = acc.report(f).text();
+        assert!(
+            text.starts_with(
+                "noisetop run: `python3 -c 'sum(range(10**8))' \"it's\" ''` (pid 4000)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "the command: 1 context switch (1 voluntary, 0 involuntary), 1 migration;"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            super::shell_words(&["sh".into(), "-c".into(), "sleep 0.5; exit 3".into()]),
+            "sh -c 'sleep 0.5; exit 3'"
+        );
     }
 
     #[test]
