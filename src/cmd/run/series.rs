@@ -218,9 +218,16 @@ pub fn run(
         let code = status_code(rep.exit_code, rep.signal);
         report.runs.push(rep);
         if failed && !s.ignore_failure {
+            // 127 and 126 are what the trampoline gives a command it cannot
+            // start, with the reason on standard error
+            let why = if matches!(code, 126 | 127) {
+                ": the command was not found or could not be started, as said above"
+            } else {
+                ""
+            };
             ended = Some((
                 format!(
-                    "run {run} failed (exit status {code}): the series stopped \
+                    "run {run} failed (exit status {code}{why}): the series stopped \
                      (--ignore-failure goes on)"
                 ),
                 code,

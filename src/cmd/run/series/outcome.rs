@@ -294,11 +294,15 @@ impl SeriesReport {
             .iter()
             .filter(|r| r.settle.is_some_and(|s| !s.idle))
             .collect();
-        let waited: f64 = self
+        let waited = self
             .runs
             .iter()
             .filter_map(|r| r.settle.map(|s| s.waited_s))
-            .sum();
+            .fold(0.0, |a, b| a + b);
+        if self.settle_limit_s <= 0.0 {
+            let _ = writeln!(o, "before each run: no wait for idle CPUs (--settle 0)");
+            return;
+        }
         let _ = write!(
             o,
             "before each run: waits for CPU {list} to be idle (at most {:.0} % busy over {} ms), \

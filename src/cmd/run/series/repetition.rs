@@ -97,6 +97,8 @@ impl RunVerdict {
 pub struct Repetition {
     /// Its number, from 1.
     pub run: u32,
+    /// The command's process id in this run.
+    pub pid: u32,
     /// When it started, `CLOCK_MONOTONIC` s.
     pub start_monotonic_s: f64,
     /// When it ended, `CLOCK_MONOTONIC` s.
@@ -244,6 +246,7 @@ impl Repetition {
         let (exits, latency) = cstate_exits(rep);
         let mut r = Repetition {
             run,
+            pid: f.pid,
             start_monotonic_s: secs(started.mono_ns),
             end_monotonic_s: secs(ended.mono_ns),
             start_unix_s: secs(started.wall_ns),
