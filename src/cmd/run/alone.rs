@@ -8,9 +8,14 @@
 //!   /proc/PID/task/TID/schedstat);
 //! - the interrupts that ran while one of its tasks was the one running
 //!   (traced on its CPUs; not in the waits);
-//! - the host's steal on its CPUs (/proc/stat), in the share of their busy
-//!   time that was the command's own (steal while another task ran is in
-//!   the waits already).
+//! - what the host stole while one of its tasks ran: its traced time on
+//!   its CPUs runs on the monotonic clock, which goes on while the host
+//!   runs others, and its schedstat run time is the scheduler's, from
+//!   which a paravirtualised kernel leaves steal out; the difference is
+//!   held to /proc/stat's steal on its CPUs (good to a tick, 10 ms, per
+//!   CPU). Where that cannot be had, /proc/stat's steal in the share of
+//!   the CPUs' busy time that was the command's. (Steal while another task
+//!   ran is in the waits already.)
 //!
 //! It is held to what others took on its CPUs in all (other tasks,
 //! interrupts, steal): two of the command's own threads waiting for one
@@ -27,8 +32,12 @@ use crate::collect::cpulist;
 /// How the estimate is made, as the report says it.
 pub const HOW: &str = "time alone = wall time − what others took while the command was \
                        runnable: its tasks' run-queue waits (/proc/PID/task/TID/schedstat), \
-                       the interrupts that hit it (traced) and the host's steal in its share \
-                       of its CPUs' busy time; at most what others took on its CPUs";
+                       the interrupts that hit it (traced) and what the host stole while it \
+                       ran (its traced time less its schedstat run time, at most /proc/stat's \
+                       steal); at most what others took on its CPUs";
+
+/// /proc/stat counts steal in ticks of 10 ms (`USER_HZ` 100).
+const TICK_NS: u64 = 10_000_000;
 
 /// What one run met, in the figures the estimate needs (ns).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +46,14 @@ pub struct Met {
     pub wall_ns: u64,
     /// The command's own CPU time (user and system, getrusage).
     pub cpu_ns: Option<u64>,
-    /// Its tasks' run-queue waits, or why they are not known.
-    pub waited_ns: Result<u64, String>,
+    /// Its tasks' run time (schedstat: without steal on a paravirtualised
+    /// kernel) and run-queue waits, or why they are not known.
+    pub seen_ns: Result<(u64, u64), String>,
+    /// Its tasks' time between their switches on its CPUs (traced, on the
+    /// monotonic clock: with what the host stole meanwhile).
+    pub on_cpu_ns: Option<u64>,
+    /// How many CPUs it had.
+    pub cpus: u64,
     /// Interrupts while one of its tasks was running on its CPUs.
     pub interrupted_ns: Option<u64>,
     /// The host's steal on its CPUs.
@@ -66,7 +81,7 @@ pub struct BottomLine {
     pub waited_s: f64,
     /// Interrupts that hit it, s.
     pub interrupted_s: f64,
-    /// The host's steal in its share, s; `None` where steal is not known.
+    /// What the host stole while it ran, s; `None` where not known.
     pub steal_s: Option<f64>,
     /// What others took on its CPUs in all (tasks, interrupts, steal), s.
     pub others_total_s: f64,
@@ -80,7 +95,7 @@ fn s(ns: u64) -> f64 {
 
 /// The estimate, or why it cannot be made.
 pub fn estimate(m: &Met) -> Result<BottomLine, String> {
-    let waited = m.waited_ns.clone()?;
+    let (run, waited) = m.seen_ns.clone()?;
     let interrupted = m
         .interrupted_ns
         .ok_or("who ran on its CPUs was not traced: the interrupts that hit it are not known")?;
@@ -88,14 +103,25 @@ pub fn estimate(m: &Met) -> Result<BottomLine, String> {
         .others_ns
         .ok_or("other tasks on its CPUs were not traced")?;
     let irq = m.irq_ns.ok_or("interrupts on its CPUs were not traced")?;
-    // steal while the command ran: its share of the busy time (all of it
-    // where busy time is not known)
-    let steal = m.steal_ns.map(|st| match (m.cpu_ns, m.busy_ns) {
-        (Some(c), Some(b)) if b > 0 => {
-            (u128::from(st) * u128::from(c.min(b)) / u128::from(b)) as u64
+    let steal = match m.on_cpu_ns {
+        // its traced time (with steal and without interrupts) against its
+        // run time (without steal; with the interrupts, on a kernel without
+        // IRQ_TIME_ACCOUNTING, else the cap keeps them out)
+        Some(on) => {
+            let d = (on + interrupted).saturating_sub(run);
+            Some(
+                m.steal_ns
+                    .map_or(d, |st| d.min(st + TICK_NS * m.cpus.max(1))),
+            )
         }
-        _ => st,
-    });
+        // its share of the busy time (all of it where that is not known)
+        None => m.steal_ns.map(|st| match (m.cpu_ns, m.busy_ns) {
+            (Some(c), Some(b)) if b > 0 => {
+                (u128::from(st) * u128::from(c.min(b)) / u128::from(b)) as u64
+            }
+            _ => st,
+        }),
+    };
     let raw = waited + interrupted + steal.unwrap_or(0);
     let total = others + irq + m.steal_ns.unwrap_or(0);
     let taken = raw.min(total).min(m.wall_ns);
@@ -116,7 +142,7 @@ pub fn estimate(m: &Met) -> Result<BottomLine, String> {
 }
 
 /// The figures of a run's report the estimate needs.
-pub fn met_of(rep: &RunReport, waited_ns: Result<u64, String>) -> Met {
+pub fn met_of(rep: &RunReport, seen_ns: Result<(u64, u64), String>) -> Met {
     let cpus = &rep.per_cpu;
     let traced = !cpus.is_empty() && cpus.iter().all(|c| c.traced_ns > 0 && !c.sampled);
     let sum = |f: &dyn Fn(&CpuRun) -> Option<u64>| -> Option<u64> {
@@ -128,7 +154,9 @@ pub fn met_of(rep: &RunReport, waited_ns: Result<u64, String>) -> Met {
     Met {
         wall_ns: (rep.facts.seconds * 1e9) as u64,
         cpu_ns: rep.facts.command_cpu_ns,
-        waited_ns,
+        seen_ns,
+        on_cpu_ns: sum(&|c| c.command_ns),
+        cpus: cpus.len() as u64,
         interrupted_ns: sum(&|c| c.command_irq_ns),
         steal_ns: sum(&|c| c.steal_pct.map(|p| (p / 100.0 * c.seconds * 1e9) as u64)),
         busy_ns: sum(&|c| c.busy_ns),
@@ -144,8 +172,8 @@ pub fn met_of(rep: &RunReport, waited_ns: Result<u64, String>) -> Met {
 impl RunReport {
     /// Estimates the command's share of its CPUs and its time alone from
     /// the report's figures and its tasks' waits.
-    pub fn estimate_alone(&mut self, waited_ns: Result<u64, String>) {
-        match estimate(&met_of(self, waited_ns)) {
+    pub fn estimate_alone(&mut self, seen: Result<(u64, u64), String>) {
+        match estimate(&met_of(self, seen)) {
             Ok(b) => {
                 self.bottom_line = Some(b);
                 self.bottom_line_unknown = None;
@@ -201,12 +229,16 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     /// A 2.02 s run beside a loop on its CPU: it waited 950 ms, the tick
-    /// and a disk took 20 ms while it ran, the host stole 10 ms.
+    /// and a disk took 20 ms while it ran, the host stole 10 ms of CPU 1
+    /// and 6 ms of that while it ran (its 1026 ms traced and 20 ms
+    /// interrupted against its 1040 ms of run time).
     fn beside_a_loop() -> Met {
         Met {
             wall_ns: 2020 * MS,
             cpu_ns: Some(1040 * MS),
-            waited_ns: Ok(950 * MS),
+            seen_ns: Ok((1040 * MS, 950 * MS)),
+            on_cpu_ns: Some(1026 * MS),
+            cpus: 1,
             interrupted_ns: Some(20 * MS),
             steal_ns: Some(10 * MS),
             busy_ns: Some(2000 * MS),
@@ -218,13 +250,13 @@ mod tests {
     #[test]
     fn time_alone_is_the_wall_time_less_the_waits_the_interrupts_and_its_steal() {
         let b = estimate(&beside_a_loop()).unwrap();
-        // steal in its share: 10 ms × 1040/2000 = 5.2 ms; taken 975.2 ms
-        assert!((b.taken_s - 0.9752).abs() < 1e-9, "{b:?}");
-        assert!((b.time_alone_s - 1.0448).abs() < 1e-9, "{b:?}");
-        assert!((b.steal_s.unwrap() - 0.0052).abs() < 1e-9);
-        // 1040 / (1040 + 975.2)
+        // 950 + 20 + 6
+        assert!((b.taken_s - 0.976).abs() < 1e-9, "{b:?}");
+        assert!((b.time_alone_s - 1.044).abs() < 1e-9, "{b:?}");
+        assert!((b.steal_s.unwrap() - 0.006).abs() < 1e-9);
+        // 1040 / (1040 + 976)
         assert!(
-            (b.share_pct.unwrap() - 104_000.0 / 2015.2).abs() < 1e-9,
+            (b.share_pct.unwrap() - 104_000.0 / 2016.0).abs() < 1e-9,
             "{b:?}"
         );
         assert!((b.others_total_s - 0.98).abs() < 1e-9);
@@ -232,11 +264,30 @@ mod tests {
     }
 
     #[test]
+    fn the_steal_it_met_is_held_to_proc_stat_and_taken_in_its_share_untraced() {
+        // its traced time passes its run time by far more than the host
+        // stole (a task it started, not seen by schedstat): held to the
+        // 10 ms /proc/stat saw and a tick
+        let m = Met {
+            on_cpu_ns: Some(1300 * MS),
+            ..beside_a_loop()
+        };
+        assert!((estimate(&m).unwrap().steal_s.unwrap() - 0.020).abs() < 1e-9);
+        // no traced time of its own: the steal in its share of the busy
+        // time, 10 ms × 1040/2000
+        let m = Met {
+            on_cpu_ns: None,
+            ..beside_a_loop()
+        };
+        assert!((estimate(&m).unwrap().steal_s.unwrap() - 0.0052).abs() < 1e-9);
+    }
+
+    #[test]
     fn what_was_taken_is_held_to_what_others_took_on_its_cpus() {
         // two of its own threads waited for each other: 1.5 s of waits,
         // while others took only 40 ms of its CPUs
         let m = Met {
-            waited_ns: Ok(1500 * MS),
+            seen_ns: Ok((1040 * MS, 1500 * MS)),
             others_ns: Some(5 * MS),
             irq_ns: Some(25 * MS),
             ..beside_a_loop()
@@ -253,7 +304,9 @@ mod tests {
         let m = Met {
             wall_ns: 1000 * MS,
             cpu_ns: Some(MS),
-            waited_ns: Ok(MS / 5),
+            seen_ns: Ok((MS, MS / 5)),
+            on_cpu_ns: Some(MS),
+            cpus: 1,
             interrupted_ns: Some(0),
             steal_ns: Some(0),
             busy_ns: Some(1000 * MS),
@@ -269,7 +322,7 @@ mod tests {
     #[test]
     fn without_waits_or_a_trace_there_is_no_estimate_and_the_reason_is_said() {
         let m = Met {
-            waited_ns: Err("no schedstat of its tasks could be read".into()),
+            seen_ns: Err("no schedstat of its tasks could be read".into()),
             ..beside_a_loop()
         };
         assert_eq!(
@@ -284,6 +337,7 @@ mod tests {
         // unknown steal is said as unknown, the rest stands
         let m = Met {
             steal_ns: None,
+            on_cpu_ns: None,
             ..beside_a_loop()
         };
         let b = estimate(&m).unwrap();

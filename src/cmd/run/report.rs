@@ -167,6 +167,10 @@ pub struct CpuRun {
     /// Time interrupts took while the command was the task running, ns
     /// (traced; `None` where a window was sampled or not traced).
     pub command_irq_ns: Option<u64>,
+    /// Time the command's tasks ran on the CPU between their switches, ns
+    /// (traced, as `command_irq_ns`): on the monotonic clock, so with what
+    /// the host stole while they ran.
+    pub command_ns: Option<u64>,
     /// Idle exits the kernel counted (`power:cpu_idle`), where it did.
     pub idle_exits: Option<u64>,
 }
@@ -241,6 +245,8 @@ struct CpuAcc {
     causes: BTreeMap<(String, &'static str), (u64, f64, bool)>,
     /// Interrupts while the command ran, ns (traced windows).
     command_irq_ns: u64,
+    /// The command's time between its switches, ns (traced windows).
+    command_ns: u64,
     /// A window with this CPU was sampled or not traced.
     untraced: bool,
     idle_exits: Option<u64>,
@@ -326,6 +332,7 @@ impl Accumulator {
             }
             if let Some(t) = traced {
                 a.command_irq_ns += t.owner_irq_ns;
+                a.command_ns += t.owner_ns;
                 a.traced_ns += t.window_ns;
                 a.unseen_ns += t.unseen_ns;
                 a.sampled |= t.sampled;
@@ -485,6 +492,7 @@ impl Accumulator {
                 unknown_intervals: a.unknown,
                 intervals: a.intervals,
                 command_irq_ns: (a.traced_ns > 0 && !a.untraced).then_some(a.command_irq_ns),
+                command_ns: (a.traced_ns > 0 && !a.untraced).then_some(a.command_ns),
                 idle_exits: a.idle_exits,
             });
         }

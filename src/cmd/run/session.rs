@@ -193,7 +193,7 @@ impl Session {
         };
         let mut report = acc.report(facts);
         let waits = waits.into_inner().unwrap_or_else(PoisonError::into_inner);
-        report.estimate_alone(waits::waited_ns(&waits, cpu_ns));
+        report.estimate_alone(waits::seen_ns(&waits, cpu_ns));
         Ok(Ran {
             report,
             status,

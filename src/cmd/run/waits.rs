@@ -146,9 +146,9 @@ impl Waits {
 /// for, %, for the estimate to stand on them.
 pub const SEEN_ENOUGH_PCT: f64 = 80.0;
 
-/// The command's waits for the estimate: `None`, with the reason, where
-/// too little of it was seen.
-pub fn waited_ns(w: &Waits, cpu_ns: Option<u64>) -> Result<u64, String> {
+/// The command's run time and waits for the estimate, ns; the reason
+/// instead where too little of it was seen.
+pub fn seen_ns(w: &Waits, cpu_ns: Option<u64>) -> Result<(u64, u64), String> {
     let (run, wait) = w.totals();
     if run == 0 && wait == 0 {
         return Err("no schedstat of its tasks could be read".into());
@@ -161,7 +161,7 @@ pub fn waited_ns(w: &Waits, cpu_ns: Option<u64>) -> Result<u64, String> {
              ended between two samples (a shorter --interval sees more)"
         ));
     }
-    Ok(wait)
+    Ok((run, wait))
 }
 
 #[cfg(test)]
@@ -207,7 +207,7 @@ mod tests {
         write(p, "100/task/100/schedstat", "1900 140 9\n");
         w.read();
         assert_eq!(w.totals(), (1900 + 300 + 50 + 20, 140 + 10 + 5 + 1));
-        assert_eq!(waited_ns(&w, Some(2270)), Ok(156));
+        assert_eq!(seen_ns(&w, Some(2270)), Ok((2270, 156)));
         assert_eq!(w.seen_pct(2270), Some(100.0));
     }
 
@@ -217,13 +217,13 @@ mod tests {
         process(d.path(), 100, 1, &[(100, 100, 3)]);
         let mut w = Waits::new(d.path(), 100);
         w.read();
-        let why = waited_ns(&w, Some(1000)).unwrap_err();
+        let why = seen_ns(&w, Some(1000)).unwrap_err();
         assert!(
             why.starts_with("its tasks' waits were read for 10 % of its CPU time"),
             "{why}"
         );
         let none = Waits::new(d.path(), 555);
-        assert!(waited_ns(&none, Some(1)).is_err());
+        assert!(seen_ns(&none, Some(1)).is_err());
         assert_eq!(parse_schedstat("12 34 5\n"), Some((12, 34)));
         assert_eq!(parse_schedstat("12\n"), None);
     }

@@ -115,7 +115,7 @@ fn run(n: u32, wall_ms: f64, intruder_ms: f64) -> Repetition {
         own_ipis: None,
         own_ipis_missing: None,
     });
-    rep.estimate_alone(Ok(waited));
+    rep.estimate_alone(Ok((wall_ns - waited, waited)));
     let at = |ms: f64| Stamp {
         mono_ns: 1_000_000_000_000 + (ms * 1e6) as u64,
         wall_ns: 1_790_000_000_000_000_000 + (ms * 1e6) as u64,
