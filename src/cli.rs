@@ -279,6 +279,12 @@ pub struct RunArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write the report (text, or JSON with --json) to FILE instead of
+    /// standard output, which stays CMD's alone, as its standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub series: SeriesArgs,
     /// Sampling interval while CMD runs.
     #[arg(short, long, default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
@@ -352,9 +358,88 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// `run --repeat N`: a series of runs.
+#[derive(Debug, Clone, Args)]
+pub struct SeriesArgs {
+    /// Run CMD N times: a row per run with the noise it met, statistics
+    /// over all runs and over the quiet ones, the slow runs explained.
+    #[arg(long, value_name = "N", value_parser = parse_repeat, help_heading = "Series")]
+    pub repeat: Option<u32>,
+    /// Runs before the series that are timed but not counted.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 0,
+        requires = "repeat",
+        help_heading = "Series"
+    )]
+    pub warmup: u32,
+    /// Go on after a run fails, and count it [default: a failed run stops
+    /// the series with its exit status].
+    #[arg(long, requires = "repeat", help_heading = "Series")]
+    pub ignore_failure: bool,
+    /// Do not print check's WARN and FAIL items before the first run.
+    #[arg(long, requires = "repeat", help_heading = "Series")]
+    pub no_check: bool,
+    /// Before each run, wait up to this long for CMD's CPUs to be idle
+    /// (0: do not wait).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        value_parser = parse_settle,
+        requires = "repeat",
+        help_heading = "Series"
+    )]
+    pub settle: Duration,
+}
+
+/// Parses `--repeat`: a whole number of runs, at least 1.
+pub fn parse_repeat(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("at least 1 run".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number of runs")),
+    }
+}
+
+/// Parses `--settle`: `0` (no wait), or a duration as `--interval` takes it.
+pub fn parse_settle(s: &str) -> Result<Duration, String> {
+    if s.trim().trim_end_matches(['m', 's']).trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    parse_interval(s).map_err(|e| e.replace("the interval", "the wait"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_series_takes_one_run_or_more_and_a_wait_of_zero_or_more() {
+        assert_eq!(parse_repeat("10"), Ok(10));
+        assert_eq!(parse_repeat("0"), Err("at least 1 run".into()));
+        assert!(parse_repeat("-1").is_err());
+        assert!(parse_repeat("x").is_err());
+        assert_eq!(parse_settle("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_settle("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_settle("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_settle("2h").unwrap_err().contains("the wait must be"));
+        for argv in [
+            &["noisetop", "run", "--warmup", "1", "--", "true"][..],
+            &["noisetop", "run", "--no-check", "--", "true"],
+            &["noisetop", "run", "--repeat", "0", "--", "true"],
+        ] {
+            let e = Cli::try_parse_from(argv).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{argv:?}: {e}");
+        }
+        assert!(
+            Cli::try_parse_from([
+                "noisetop", "run", "--repeat", "3", "-o", "r.txt", "--", "true"
+            ])
+            .is_ok()
+        );
+    }
 
     #[test]
     fn intervals_parse_with_units() {

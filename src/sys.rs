@@ -353,3 +353,29 @@ pub fn mount_tracefs(at: &std::path::Path) -> std::io::Result<()> {
         Err(std::io::Error::last_os_error())
     }
 }
+
+/// Waits until child `pid` has ended without reaping it (`waitid` with
+/// `WNOWAIT`): its /proc entries, its leader's last counters among them,
+/// stay readable until `Child::wait` reaps it.
+pub fn wait_ended(pid: u32) -> std::io::Result<()> {
+    let id = libc::id_t::from(pid);
+    loop {
+        // SAFETY: info is plain data the kernel fills in.
+        let rc = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                id,
+                &raw mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}

@@ -1,27 +1,33 @@
 //! `noisetop run -- CMD`: runs a command (pinned to `--cpus` when given),
 //! watches the CPUs it runs on with the strict rules while noisetop keeps
-//! off them, forwards signals to it, and prints what disturbed it. Exits
-//! with the command's status.
+//! off them, forwards signals to it, and prints what disturbed it and its
+//! bottom line (its share of its CPUs, its time alone). Exits with the
+//! command's status. `--repeat N` runs it N times ([`series`]).
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
 use crate::cli::RunArgs;
-use crate::cmd::out::emit;
 use crate::engine::Engine;
 use crate::machine::Machine;
-use crate::pipeline::live::{self, Live};
-use crate::pipeline::{Control, Driver, Flow, Msg, Step};
+use crate::pipeline::Driver;
 use crate::sampler::Sampler;
 use crate::source::fs::{Fs, Roots};
 use crate::source::live::{LiveHw, LiveOptions};
-use crate::stop::Stop;
 
+pub mod alone;
+pub mod output;
 pub mod report;
+pub mod series;
+pub mod session;
+pub mod settle;
+pub mod signals;
+pub mod waits;
 
-use report::{Accumulator, RunFacts};
+use output::Output;
+use session::Session;
+use signals::Forwarder;
 
 /// Runs CMD and prints the report; returns CMD's exit status.
 pub fn run(a: &RunArgs) -> Result<ExitCode> {
@@ -43,7 +49,17 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         None => mine.clone(),
     };
     let config = crate::cmd::load_config(a.config.as_deref())?;
-    let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.interval, &cpus)?;
+    // said before anything runs: where the report cannot go
+    let mut output = Output::open(a.output.as_deref())?;
+    let record = if a.series.repeat.is_some() {
+        crate::record::sink::open_series(&a.record, &machine, a.interval, &cpus)?
+    } else {
+        crate::record::sink::open(&a.record, &machine, a.interval, &cpus)?
+    };
+    // read before noisetop moves: what check says of the command's CPUs
+    let check = (a.series.repeat.is_some() && !a.series.no_check)
+        .then(|| series::check_items(&cpus, &config.check));
+    let facts = machine.clone();
     // before any other perf event: installing them is counted too
     let own_ipis = crate::cmd::own_ipis(&crate::cmd::Tree::Live, &roots, &cpus);
     let hw = LiveHw::open(&machine.hw_targets(), &roots, LiveOptions::default());
@@ -54,7 +70,8 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     // command is started through a trampoline that pins itself and execs it
     // (`sys::spawn_pinned`): no fork of noisetop, whose TLB flush would
     // reach a watched CPU
-    let back = crate::cmd::housekeeping(&mine, &cpus).unwrap_or_else(|| mine.clone());
+    let house = crate::cmd::housekeeping(&mine, &cpus);
+    let back = house.clone().unwrap_or_else(|| mine.clone());
     crate::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
     // watched and sampled before the command starts: its first
     // milliseconds are in the first interval, not before it
@@ -67,101 +84,57 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         Vec::new(),
         own_ipis,
     );
-    let _ = driver.step();
-    let first_at = std::time::Instant::now();
-    let program = &a.command[0];
-    let spawned = crate::sys::spawn_pinned(program, &a.command[1..], &cpus);
-    let mut child = spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
-    let pid = child.id();
-    let started = std::time::Instant::now();
-    driver.set_owners(vec![pid]);
-
-    let forwarder = forward_signals(pid)?;
-    let stop = Stop::new();
-    let live_opts = Live {
-        control: Arc::new(Control::new(a.interval)),
-        stop: stop.clone(),
-        count: None,
+    let signals = Forwarder::install()?;
+    let mut session = Session {
+        driver,
+        record,
+        cpus,
+        interval: a.interval,
+        min_last_s: if a.series.repeat.is_some() { 0.0 } else { 0.1 },
     };
-    let mut acc = Accumulator::new(&cpus);
-    let mut sinks = sinks;
-    let mut migrations: Option<u64> = None;
-    let mut own_ipis = Some(Err("no interval was taken".to_string()));
-    let status = std::thread::scope(|sc| -> Result<std::process::ExitStatus> {
-        let sampler = sc.spawn(|| {
-            let mut out = |m: Msg| {
-                if let Msg::Sample(s) = m {
-                    acc.add(&s);
-                    own_ipis.clone_from(&s.own_ipis);
-                    // read while it runs: once reaped, its counts are gone
-                    if let Some(n) = task_migrations(pid) {
-                        migrations = Some(migrations.map_or(n, |m| m.max(n)));
-                    }
-                }
-                Flow::Continue
-            };
-            // the first interval runs from the snapshot taken before the
-            // command started; a command over by then ends in the partial one
-            let first_due = first_at + a.interval;
-            if !stop.sleep_until_woken(|| first_due) {
-                live::run(&mut driver, &live_opts, &mut sinks, None, &mut out);
-            }
-        });
-        let status = child.wait();
-        stop.stop();
-        let _ = sampler.join();
-        Ok(status?)
-    })?;
-    forwarder.close();
-    // the last, partial interval: from the last sample to the command's
-    // end; a few milliseconds give rates no threshold can judge. The
-    // recording gets exactly what the report counts (`dt_s` says how long).
-    if let Step::Sample(mut s) = driver.step() {
-        own_ipis.clone_from(&s.own_ipis);
-        if s.interval.dt_s >= 0.1 {
-            crate::pipeline::feed_sinks(&mut sinks, &mut s);
-            acc.add(&s);
+    let code = if a.series.repeat.is_some() {
+        let plan = series::Plan {
+            args: a,
+            check,
+            machine: &facts,
+            house: house.unwrap_or_default(),
+        };
+        series::run(&plan, &mut session, &signals, &mut output)?
+    } else {
+        single(a, &mut session, &signals, &mut output)?
+    };
+    signals.close();
+    drop(session);
+    if let Err(e) = crate::record::sink::finish(&a.record) {
+        eprintln!("noisetop: {e:#}");
+        if code == 0 {
+            return Ok(ExitCode::FAILURE);
         }
     }
-    let facts = RunFacts {
-        command: a
-            .command
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect(),
-        pid,
-        cpus: cpus.clone(),
-        seconds: started.elapsed().as_secs_f64(),
-        exit: status.code(),
-        signal: std::os::unix::process::ExitStatusExt::signal(&status),
-        command_switches: crate::sys::children_switches(),
-        command_migrations: migrations,
-        trace_missing: driver.trace_missing().map(str::to_string),
-        command_cpu_ns: crate::sys::children_cpu_ns(),
-        others_limit_pct: driver.config().watched.intruder_pct + driver.config().watched.stolen_pct,
-        own_ipis: own_ipis.clone().and_then(Result::ok),
-        own_ipis_missing: own_ipis.and_then(Result::err),
-    };
-    let rep = acc.report(facts);
+    Ok(ExitCode::from(code))
+}
+
+/// One run: its report, and the command's exit status.
+fn single(
+    a: &RunArgs,
+    session: &mut Session,
+    signals: &Forwarder,
+    output: &mut Output,
+) -> Result<u8> {
+    let ran = session.run(&a.command, signals)?;
+    let rep = &ran.report;
     let text = if a.json {
-        let mut t = serde_json::to_string_pretty(&rep)?;
+        let mut t = serde_json::to_string_pretty(rep)?;
         t.push('\n');
         t
     } else {
         rep.text()
     };
-    emit(&mut std::io::stdout().lock(), &text)?;
-    drop(sinks);
-    if let Err(e) = crate::record::sink::finish(&a.record) {
-        eprintln!("noisetop: {e:#}");
-        if status.success() {
-            return Ok(ExitCode::FAILURE);
-        }
-    }
-    Ok(match (status.code(), rep.signal) {
-        (Some(c), _) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
-        (None, Some(sig)) => ExitCode::from(128u8.saturating_add(u8::try_from(sig).unwrap_or(0))),
-        (None, None) => ExitCode::FAILURE,
+    output.write(&text)?;
+    Ok(match (ran.status.code(), rep.signal) {
+        (Some(c), _) => u8::try_from(c).unwrap_or(1),
+        (None, Some(sig)) => 128u8.saturating_add(u8::try_from(sig).unwrap_or(0)),
+        (None, None) => 1,
     })
 }
 
@@ -233,22 +206,14 @@ fn unrunnable(program: &std::ffi::OsStr, path: Option<&std::ffi::OsStr>) -> Opti
     Some(first_refusal.unwrap_or_else(|| (127, format!("{shown}: not found in PATH"))))
 }
 
-/// Forwards the terminating signals noisetop gets to the command, which
-/// decides when the run ends; closed when the command has exited.
-fn forward_signals(pid: u32) -> Result<signal_hook::iterator::Handle> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT])
-        .context("cannot install signal handlers")?;
-    let handle = signals.handle();
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            for sig in signals.forever() {
-                let _ = crate::sys::kill(pid, sig);
-            }
-        })
-        .context("cannot start a thread")?;
-    Ok(handle)
+/// An OS error in its own words, without std's "(os error N)".
+pub(crate) fn os_words(e: &std::io::Error) -> String {
+    let words = e.to_string();
+    words
+        .split(" (os error ")
+        .next()
+        .unwrap_or(&words)
+        .to_string()
 }
 
 /// Migrations of every thread of `pid` so far: the sum of the scheduler's

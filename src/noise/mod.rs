@@ -30,6 +30,8 @@ use serde::Serialize;
 pub use config::NoiseConfig;
 pub use traced::{Traced, TracedCpu, TracedTask};
 pub use verdict::{Cause, CauseClass, CpuVerdict, VerdictState};
+// `run --repeat` gives the same boot-time advice for noise that recurred
+pub(crate) use interrupts::isolate_cpus;
 
 use crate::collect::cpulist;
 use crate::interval::Interval;

@@ -85,6 +85,10 @@ pub struct TracedCpu {
     /// Time the owner (all its tasks) ran on the CPU, ns.
     #[serde(default)]
     pub owner_ns: u64,
+    /// Time interrupts took while an owner task was the one running, ns
+    /// (not in `owner_ns`; 0 where sampled, which sees no interrupt).
+    #[serde(default)]
+    pub owner_irq_ns: u64,
     /// Other tasks that ran, longest first (idle is never one).
     pub intruders: Vec<Intruder>,
     /// Interrupt sources, costliest first.

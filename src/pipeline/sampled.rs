@@ -185,6 +185,7 @@ pub fn per_cpu(
                 window_ns,
                 owner: here.iter().find(|(_, o)| *o).map(|(t, _)| task_of(t)),
                 owner_ns: here.iter().filter(|(_, o)| *o).map(|(t, _)| t.ns).sum(),
+                owner_irq_ns: 0,
                 intruders,
                 stolen: Vec::new(),
                 // /proc keeps no record of idle

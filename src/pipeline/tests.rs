@@ -106,3 +106,56 @@ fn what_the_kernel_refused_the_tracer_is_said_in_the_status() {
     );
     assert_eq!(d.trace_status(), format!("{KEPT}; {refused}"));
 }
+
+#[test]
+fn the_interrupts_that_hit_the_owner_are_its_tasks_own_and_no_one_elses() {
+    use crate::trace::{CpuTrace, TaskId, TaskTime};
+    let task = |tid: u32, pid: u32, owner: bool, ns: u64, irq_ns: u64| TaskTime {
+        task: TaskId {
+            pid: Some(pid),
+            tid,
+            comm: Some(format!("t{tid}")),
+        },
+        ns,
+        slices: 1,
+        carried: 0,
+        max_ns: ns,
+        owner,
+        charged_ns: None,
+        irq_ns,
+        cgroup: None,
+    };
+    let c = CpuTrace {
+        cpu: 1,
+        start_ns: 0,
+        window_ns: 1_000_000_000,
+        owner: Some(TaskId {
+            pid: Some(40),
+            tid: 40,
+            comm: Some("t40".into()),
+        }),
+        owner_given: true,
+        owner_ns: 700_000_000,
+        idle_ns: 0,
+        unknown_ns: 0,
+        // the owner's two threads, and a loop that was interrupted too
+        tasks: vec![
+            task(40, 40, true, 500_000_000, 3_000_000),
+            task(41, 40, true, 200_000_000, 1_500_000),
+            task(99, 99, false, 290_000_000, 2_000_000),
+        ],
+        sources: Vec::new(),
+        records: 0,
+        unmatched: 0,
+        idle_edge_ns: 0,
+        kernel: None,
+    };
+    let t = super::trace::cpu_with(&c, usize::MAX, &mut |t, _| crate::noise::TracedTask {
+        comm: t.comm.clone().unwrap_or_default(),
+        pid: t.pid.unwrap_or(t.tid),
+        tid: t.tid,
+        ..crate::noise::TracedTask::default()
+    });
+    assert_eq!((t.owner_ns, t.owner_irq_ns), (700_000_000, 4_500_000));
+    assert_eq!(t.intruders.len(), 1);
+}

@@ -206,6 +206,7 @@ pub fn cpu_with(
             name(o, cg)
         }),
         owner_ns: c.tasks.iter().filter(|t| t.owner).map(|t| t.ns).sum(),
+        owner_irq_ns: c.tasks.iter().filter(|t| t.owner).map(|t| t.irq_ns).sum(),
         intruders,
         stolen,
         idle_ns: c.idle_ns,

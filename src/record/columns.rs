@@ -126,6 +126,8 @@ pub enum Kind {
     Intruders,
     /// `findings`: finding ids separated by `;`.
     Findings,
+    /// `repetition`: the run of `run --repeat` the interval belongs to.
+    Repetition,
 }
 
 /// One column.
@@ -140,6 +142,9 @@ pub struct Column {
     /// Where its value comes from.
     pub kind: Kind,
 }
+
+/// The column a series of runs tags its intervals with.
+pub const REPETITION: &str = "repetition";
 
 /// Hardware core C-states a model may count (x86 tables and perf `cstate_core`).
 pub const HW_CORE: [&str; 4] = ["C1", "C3", "C6", "C7"];
@@ -435,6 +440,20 @@ impl Schema {
             Kind::Intruders,
         );
         Schema { columns: c, states }
+    }
+
+    /// Adds the `repetition` column at the end: a series of runs tags
+    /// each interval with its run's number (only such a recording has it,
+    /// so other recordings keep the header they always had).
+    #[must_use]
+    pub fn with_repetition(mut self) -> Schema {
+        self.columns.push(Column {
+            name: REPETITION.to_string(),
+            turbostat: None,
+            about: "the run of `run --repeat` the interval belongs to (1, 2, …)".to_string(),
+            kind: Kind::Repetition,
+        });
+        self
     }
 
     /// Returns the header names.

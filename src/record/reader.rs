@@ -20,8 +20,17 @@ pub struct ReadError {
     pub why: String,
 }
 
-/// Columns that are not numbers (besides `time` and `t_s`).
-const TEXT: [&str; 6] = ["cpu", "dt_s", "verdict", "findings", "why", "intruders"];
+/// Columns that are not numbers (besides `time` and `t_s`); `repetition`
+/// is a series' (`run --repeat`) and read apart.
+const TEXT: [&str; 7] = [
+    "cpu",
+    "dt_s",
+    "verdict",
+    "findings",
+    "why",
+    "intruders",
+    crate::record::columns::REPETITION,
+];
 
 /// Columns without which a file is not a recording.
 pub const REQUIRED: [&str; 4] = ["time", "t_s", "dt_s", "cpu"];
@@ -43,6 +52,9 @@ pub struct Row<'a> {
     pub verdict: &'a str,
     /// `findings`, `;`- or space-separated.
     pub findings: &'a str,
+    /// The run of a series the interval belongs to (`None` in a
+    /// recording of no series, or where the cell is empty).
+    pub repetition: Option<u32>,
 }
 
 impl Row<'_> {
@@ -75,6 +87,7 @@ pub struct Recording {
     cpu: usize,
     verdict: Option<usize>,
     findings: Option<usize>,
+    repetition: Option<usize>,
     /// (CSV index, numeric index).
     nums: Vec<(usize, usize)>,
 }
@@ -217,6 +230,7 @@ impl Recording {
             cpu: find("cpu").unwrap_or(0),
             verdict: find("verdict"),
             findings: find("findings"),
+            repetition: find(crate::record::columns::REPETITION),
             nums,
         })
     }
@@ -301,6 +315,13 @@ impl Recording {
                 })?),
             };
             let t_s = num(self.t_s, "t_s")?.ok_or_else(|| err(line, "t_s is empty".into()))?;
+            let repetition =
+                match self.repetition.map(&text).transpose()?.map(str::trim) {
+                    None | Some("") => None,
+                    Some(s) => Some(s.parse::<u32>().map_err(|_| {
+                        err(line, format!("repetition is \"{s}\", not a run number"))
+                    })?),
+                };
             let row = Row {
                 time: text(self.time)?,
                 t_s,
@@ -309,9 +330,10 @@ impl Recording {
                 values: &values,
                 verdict: self.verdict.map_or(Ok(""), text)?,
                 findings: self.findings.map_or(Ok(""), text)?,
+                repetition,
             };
             if row.cpu.is_none() {
-                gaps.see(row.t_s, row.dt_s);
+                gaps.see(row.t_s, row.dt_s, row.repetition);
             }
             f(&row);
             pass.rows += 1;
@@ -336,15 +358,20 @@ impl Recording {
 }
 
 /// Stretches of `t_s` that no interval covers: each interval runs from
-/// `t_s - dt_s` to `t_s`, and the next one starts where it ends.
+/// `t_s - dt_s` to `t_s`, and the next one starts where it ends. Between
+/// two runs of a series (the `repetition` changes) nothing is recorded on
+/// purpose: no gap.
 #[derive(Debug, Default)]
 struct Gaps {
     end: Option<f64>,
+    repetition: Option<u32>,
     found: Vec<(f64, f64)>,
 }
 
 impl Gaps {
-    fn see(&mut self, t_s: f64, dt_s: Option<f64>) {
+    fn see(&mut self, t_s: f64, dt_s: Option<f64>, repetition: Option<u32>) {
+        let next_run = repetition != self.repetition;
+        self.repetition = repetition;
         let Some(dt) = dt_s else {
             self.end = Some(t_s);
             return;
@@ -354,6 +381,7 @@ impl Gaps {
         let slack = 0.25 * dt + 2e-5 * t_s.abs();
         if let Some(end) = self.end
             && start - end > slack
+            && !next_run
         {
             self.found.push((end, start));
         }

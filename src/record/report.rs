@@ -79,6 +79,9 @@ pub struct Report {
     pub findings: Vec<Seen>,
     /// Notes from reading.
     pub notes: Vec<String>,
+    /// The runs of a series the recording holds (`run --repeat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<crate::record::stats::RunsSeen>,
 }
 
 /// Writes seconds to the millisecond, as the recording's times are: the
@@ -197,6 +200,7 @@ impl Report {
             rows,
             findings: st.findings.clone(),
             notes: st.notes.clone(),
+            repetitions: st.runs,
         }
     }
 
@@ -242,6 +246,14 @@ impl Report {
         );
         for n in &self.notes {
             let _ = writeln!(out, "note: {n}");
+        }
+        if let Some(r) = self.repetitions {
+            let _ = writeln!(
+                out,
+                "a series of {} runs ({}–{}), each interval tagged with its run in the \
+                 `repetition` column",
+                r.runs, r.first, r.last
+            );
         }
         let rows = self.shown_rows(limit);
         let hidden = self.rows.len() - rows.len();

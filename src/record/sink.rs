@@ -29,6 +29,8 @@ pub struct RecordSink {
     sourced: bool,
     /// Whether an interval of no length was said to be left out.
     told_empty: bool,
+    /// The run of a series the intervals belong to now.
+    repetition: Option<u32>,
 }
 
 /// Opens the recorder `--record` asks for (none without it); an existing
@@ -39,6 +41,27 @@ pub fn open(
     machine: &Machine,
     interval: Duration,
     watched: &[u32],
+) -> Result<Option<RecordSink>, RecordError> {
+    open_with(args, machine, interval, watched, false)
+}
+
+/// [`open`] for a series of runs: each interval is tagged with its run
+/// ([`RecordSink::set_repetition`]) in a `repetition` column.
+pub fn open_series(
+    args: &RecordArgs,
+    machine: &Machine,
+    interval: Duration,
+    watched: &[u32],
+) -> Result<Option<RecordSink>, RecordError> {
+    open_with(args, machine, interval, watched, true)
+}
+
+fn open_with(
+    args: &RecordArgs,
+    machine: &Machine,
+    interval: Duration,
+    watched: &[u32],
+    series: bool,
 ) -> Result<Option<RecordSink>, RecordError> {
     let Some(path) = &args.record else {
         return Ok(None);
@@ -57,11 +80,16 @@ pub fn open(
         command_line: std::env::args().collect(),
     };
     LOST.store(0, Ordering::Relaxed);
+    let mut schema = crate::record::columns::Schema::for_machine(machine);
+    if series {
+        schema = schema.with_repetition();
+    }
     Ok(Some(RecordSink {
-        rec: Recorder::create(path, mode, machine, &meta)?,
+        rec: Recorder::create_with(path, mode, machine, &meta, schema)?,
         told: false,
         sourced: false,
         told_empty: false,
+        repetition: None,
     }))
 }
 
@@ -80,6 +108,7 @@ pub fn tags(s: &Sample) -> Vec<RowTags> {
                 findings: j.ids_of(r.cpu).into_iter().map(str::to_string).collect(),
                 why: v.map(why).unwrap_or_default(),
                 intruders: intruders(s, r.cpu),
+                repetition: None,
             }
         })
         .collect();
@@ -170,6 +199,11 @@ fn size(bytes: u64) -> String {
 }
 
 impl RecordSink {
+    /// Tags the intervals from now on with this run of a series.
+    pub fn set_repetition(&mut self, run: Option<u32>) {
+        self.repetition = run;
+    }
+
     /// The file written.
     pub fn path(&self) -> &Path {
         self.rec.path()
@@ -203,7 +237,11 @@ impl Sink for RecordSink {
                 self.rec.path().display()
             ));
         }
-        let Err(e) = self.rec.write(&s.interval, &tags(s)) else {
+        let mut tags = tags(s);
+        for t in &mut tags {
+            t.repetition = self.repetition;
+        }
+        let Err(e) = self.rec.write(&s.interval, &tags) else {
             return Ok(());
         };
         LOST.fetch_add(1, Ordering::Relaxed);

@@ -151,6 +151,20 @@ pub struct Stats {
     pub dt: Acc,
     /// The reader's notes.
     pub notes: Vec<String>,
+    /// The runs of a series the intervals were tagged with (`run
+    /// --repeat`), where the recording is one.
+    pub runs: Option<RunsSeen>,
+}
+
+/// The runs of a series a recording holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RunsSeen {
+    /// The first run's number.
+    pub first: u32,
+    /// The last run's number.
+    pub last: u32,
+    /// Runs seen (each change of number starts one).
+    pub runs: u64,
 }
 
 impl Stats {
@@ -221,6 +235,22 @@ impl Stats {
                 }
                 cpu_rows_in_interval = 0;
                 st.intervals += 1;
+                if let Some(r) = row.repetition {
+                    match &mut st.runs {
+                        Some(seen) if seen.last == r => {}
+                        Some(seen) => {
+                            seen.last = r;
+                            seen.runs += 1;
+                        }
+                        None => {
+                            st.runs = Some(RunsSeen {
+                                first: r,
+                                last: r,
+                                runs: 1,
+                            });
+                        }
+                    }
+                }
                 if let Some(dt) = row.dt_s {
                     st.dt.add(dt);
                 }

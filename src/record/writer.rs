@@ -36,6 +36,8 @@ pub struct RowTags {
     pub why: String,
     /// `comm[pid]:ms` of the other tasks that ran longest (traced CPUs).
     pub intruders: Vec<String>,
+    /// The run of a series the interval belongs to.
+    pub repetition: Option<u32>,
 }
 
 /// Why a recording cannot start.
@@ -130,12 +132,23 @@ impl Recorder {
         machine: &Machine,
         meta: &RecordMeta,
     ) -> Result<Recorder, RecordError> {
+        Recorder::create_with(path, mode, machine, meta, Schema::for_machine(machine))
+    }
+
+    /// [`create`](Self::create) with these columns (the machine's, and a
+    /// series' `repetition`).
+    pub fn create_with(
+        path: &Path,
+        mode: OpenMode,
+        machine: &Machine,
+        meta: &RecordMeta,
+        schema: Schema,
+    ) -> Result<Recorder, RecordError> {
         if let Ok(meta) = std::fs::metadata(path)
             && !meta.is_file()
         {
             return Err(RecordError::NotAFile(path.to_path_buf()));
         }
-        let schema = Schema::for_machine(machine);
         let header: Vec<String> = schema.names().iter().map(|s| (*s).to_string()).collect();
         let mut sidecar = Sidecar::new(machine, meta, header.clone());
         let mut opts = OpenOptions::new();
@@ -381,6 +394,11 @@ impl Recorder {
                 Kind::Findings => self.line.push_str(&tag.findings.join(";")),
                 Kind::Why => self.line.push_str(&tag.why),
                 Kind::Intruders => self.line.push_str(&tag.intruders.join(";")),
+                Kind::Repetition => {
+                    if let Some(n) = tag.repetition {
+                        let _ = write!(self.line, "{n}");
+                    }
+                }
             }
             self.csv.write_field(&self.line)?;
         }

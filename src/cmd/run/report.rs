@@ -164,6 +164,15 @@ pub struct CpuRun {
     pub unknown_intervals: u64,
     /// Intervals judged.
     pub intervals: u64,
+    /// Time interrupts took while the command was the task running, ns
+    /// (traced; `None` where a window was sampled or not traced).
+    pub command_irq_ns: Option<u64>,
+    /// Time the command's tasks ran on the CPU between their switches, ns
+    /// (traced, as `command_irq_ns`): on the monotonic clock, so with what
+    /// the host stole while they ran.
+    pub command_ns: Option<u64>,
+    /// Idle exits the kernel counted (`power:cpu_idle`), where it did.
+    pub idle_exits: Option<u64>,
 }
 
 /// A finding over the run.
@@ -199,6 +208,13 @@ pub struct RunReport {
     /// The least time others took from the command's CPUs: their busy
     /// time minus the command's own CPU time, ns.
     pub others_min_ns: Option<u64>,
+    /// The command's share of its CPUs and its time alone
+    /// ([`super::alone`]), once estimated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bottom_line: Option<super::alone::BottomLine>,
+    /// Why there is no bottom line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bottom_line_unknown: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -227,6 +243,13 @@ struct CpuAcc {
     intervals: u64,
     /// (cause label, unit) → (intervals, worst value, another task).
     causes: BTreeMap<(String, &'static str), (u64, f64, bool)>,
+    /// Interrupts while the command ran, ns (traced windows).
+    command_irq_ns: u64,
+    /// The command's time between its switches, ns (traced windows).
+    command_ns: u64,
+    /// A window with this CPU was sampled or not traced.
+    untraced: bool,
+    idle_exits: Option<u64>,
 }
 
 /// Sums the samples of a run.
@@ -302,7 +325,14 @@ impl Accumulator {
                     .or_else(|| r.time.and_then(|t| t.busy()))
                     .map(|b| b / 100.0 * dt * 1e9),
             );
-            if let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(r.cpu)) {
+            let traced = s.trace.as_ref().and_then(|t| t.cpu(r.cpu));
+            a.untraced |= traced.is_none_or(|t| t.sampled);
+            if let Some(k) = traced.and_then(|t| t.kernel.as_ref()) {
+                a.idle_exits = Some(a.idle_exits.unwrap_or(0) + k.idle_entries);
+            }
+            if let Some(t) = traced {
+                a.command_irq_ns += t.owner_irq_ns;
+                a.command_ns += t.owner_ns;
                 a.traced_ns += t.window_ns;
                 a.unseen_ns += t.unknown_ns;
                 a.sampled |= t.sampled;
@@ -461,6 +491,9 @@ impl Accumulator {
                 noisy_intervals: a.noisy,
                 unknown_intervals: a.unknown,
                 intervals: a.intervals,
+                command_irq_ns: (a.traced_ns > 0 && !a.untraced).then_some(a.command_irq_ns),
+                command_ns: (a.traced_ns > 0 && !a.untraced).then_some(a.command_ns),
+                idle_exits: a.idle_exits,
             });
         }
         // intruders first, then the causes seen most often
@@ -522,6 +555,8 @@ impl Accumulator {
             per_cpu,
             findings,
             others_min_ns: others.map(|o| o.ns),
+            bottom_line: None,
+            bottom_line_unknown: None,
         }
     }
 }
@@ -596,7 +631,7 @@ fn list(o: &mut String, label: &str, items: impl Iterator<Item = String>) {
 
 /// A traced span in the unit that shows it: 41.03 ms, 18.2 µs, 640 ns
 /// (a few microseconds printed as "0.00 ms" read as nothing at all).
-fn duration(ns: u64) -> String {
+pub(super) fn duration(ns: u64) -> String {
     // from 999.95 µs on, a tenth of a microsecond would round to 1000.0
     if ns >= 999_950 {
         format!("{:.2} ms", ns as f64 / 1e6)
@@ -673,6 +708,7 @@ impl RunReport {
         if let Some(why) = &f.trace_missing {
             let _ = writeln!(o, "not traced: {why}");
         }
+        self.bottom_line_text(&mut o);
         let ipis = match (&f.own_ipis, &f.own_ipis_missing) {
             (Some(i), _) => Ok(i.clone()),
             (None, Some(why)) => Err(why.clone()),
