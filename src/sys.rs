@@ -379,3 +379,13 @@ pub fn wait_ended(pid: u32) -> std::io::Result<()> {
         }
     }
 }
+
+/// An OS error in its own words, without std's "(os error N)".
+pub fn os_words(e: &std::io::Error) -> String {
+    let words = e.to_string();
+    words
+        .split(" (os error ")
+        .next()
+        .unwrap_or(&words)
+        .to_string()
+}

@@ -124,7 +124,7 @@ fn replay_of_a_watched_capture_names_whom_the_live_run_named() {
     assert!(
         replay
             .lines()
-            .any(|l| l.starts_with("# who ran: tracepoints on CPU 1 ")
+            .any(|l| l.starts_with("# who ran: kept windows on CPU 1")
                 && l.ends_with("; as the capture kept them")),
         "{replay}"
     );

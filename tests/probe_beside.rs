@@ -164,7 +164,8 @@ fn batch_beside_a_probe_says_the_cpu_is_probed() {
         .filter(|l| l.starts_with("# verdict:"))
         .collect();
     assert!(!verdicts.is_empty(), "{text}");
-    if text.contains("# who ran: tracepoints on CPU 1") {
+    if text.contains("# who ran: counted in the kernel (BPF) on every CPU; judged on watched CPU 1")
+    {
         for l in verdicts {
             assert!(l.contains("being probed (noisetop probe ran "), "{l}");
         }

@@ -1,9 +1,9 @@
-//! Who ran, without tracepoints: `noisetop run --cpus 1 -- …` beside a
-//! busy loop pinned to CPU 1, in a mount namespace where tracefs is
-//! mounted nowhere and noisetop may not mount it (no `CAP_SYS_ADMIN`). The
-//! verdict is noisy and names the loop by comm and pid, with its time
-//! within 10 % of the loop's own schedstat over the command's run; the
-//! report says why tracefs could not be had.
+//! Who ran, without BPF: `noisetop run --cpus 1 -- …` beside a busy loop
+//! pinned to CPU 1, in a mount namespace where tracefs is mounted nowhere,
+//! without `CAP_SYS_ADMIN`, `CAP_BPF` and `CAP_PERFMON`. The verdict is
+//! noisy and names the loop by comm and pid, with its time within 10 % of
+//! the loop's own schedstat over the command's run; the report says why
+//! the BPF programs could not count.
 
 use std::process::{Child, Command, Stdio};
 
@@ -44,7 +44,7 @@ fn unable() -> Option<&'static str> {
 }
 
 #[test]
-fn without_tracefs_a_pinned_busy_loop_is_named_with_its_schedstat_time() {
+fn without_bpf_or_tracefs_a_pinned_busy_loop_is_named_with_its_schedstat_time() {
     if let Some(why) = unable() {
         eprintln!("skipped: {why}");
         return;
@@ -63,7 +63,7 @@ fn without_tracefs_a_pinned_busy_loop_is_named_with_its_schedstat_time() {
         "umount /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; \
          if [ -e /sys/kernel/tracing/events ] || [ -e /sys/kernel/debug/tracing/events ]; then \
          echo 'tracefs still mounted' >&2; exit 97; fi; \
-         exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin -- \"$0\" run --cpus 1 \
+         exec setpriv --inh-caps=-sys_admin,-bpf,-perfmon --bounding-set=-sys_admin,-bpf,-perfmon -- \"$0\" run --cpus 1 \
          --json -- sh -c '{command}'"
     );
     let out = Command::new("unshare")
@@ -91,9 +91,11 @@ fn without_tracefs_a_pinned_busy_loop_is_named_with_its_schedstat_time() {
         .join(" ");
     assert!(readme.contains("who ran is still told, **sampled from /proc**"));
     assert!(
-        why.contains("tracefs is not mounted")
-            && why.contains("mounting tracefs at /sys/kernel/tracing was refused"),
-        "the report says why there are no tracepoints: {why}"
+        why.starts_with("BPF: ")
+            && why.ends_with(
+                "was refused (Operation not permitted): it needs root, or CAP_BPF with CAP_PERFMON"
+            ),
+        "the report says why the BPF programs could not count: {why}"
     );
     let verdict = r["verdict"].as_str().unwrap();
     assert!(verdict.starts_with("noisy: "), "{verdict}");
@@ -160,7 +162,9 @@ fn as_root_noisetop_mounts_tracefs_where_it_is_mounted_nowhere_and_says_so() {
         assert!(
             line.contains(
                 "tracefs was not mounted: noisetop mounted it at /sys/kernel/tracing (as perf does)"
-            ) && line.starts_with("# who ran: tracepoints on CPU 1"),
+            ) && line.starts_with(
+                "# who ran: counted in the kernel (BPF) on every CPU; judged on watched CPU 1"
+            ),
             "{text}"
         );
     }

@@ -426,30 +426,31 @@ pub fn tracer_for(
             owners,
         ))
     };
-    if how == TraceHow::Sampled {
-        // the counters of noisetop's own IPIs may have mounted it: said here
-        let source: Box<dyn crate::pipeline::TraceSource> = match mount_tracefs(&roots.sysfs) {
-            Some(Ok(note)) => Box::new(Wrapped {
-                inner: sampled(owners),
-                add: note,
-            }),
-            _ => sampled(owners),
+    // the counters of noisetop's own IPIs may have mounted tracefs: said
+    // on the who-ran line, whichever way who ran is found
+    let noted =
+        |inner: Box<dyn crate::pipeline::TraceSource>| -> Box<dyn crate::pipeline::TraceSource> {
+            match mount_tracefs(&roots.sysfs) {
+                Some(Ok(note)) => Box::new(Wrapped { inner, add: note }),
+                _ => inner,
+            }
         };
+    if how == TraceHow::Sampled {
         return TraceChoice {
-            source: Some(source),
+            source: Some(noted(sampled(owners))),
             missing: Some("--no-trace".into()),
             switches: None,
         };
     }
     match crate::pipeline::in_kernel::open(&roots.sysfs, &roots.procfs, watched, owners.clone()) {
         Ok((t, s)) => TraceChoice {
-            source: Some(Box::new(t)),
+            source: Some(noted(Box::new(t))),
             missing: None,
             switches: Some(Box::new(s)),
         },
         // who ran is still told, sampled from each task's run time
         Err(why) => TraceChoice {
-            source: Some(sampled(owners)),
+            source: Some(noted(sampled(owners))),
             missing: Some(format!("BPF: {why}")),
             switches: None,
         },

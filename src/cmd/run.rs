@@ -206,16 +206,6 @@ fn unrunnable(program: &std::ffi::OsStr, path: Option<&std::ffi::OsStr>) -> Opti
     Some(first_refusal.unwrap_or_else(|| (127, format!("{shown}: not found in PATH"))))
 }
 
-/// An OS error in its own words, without std's "(os error N)".
-pub(crate) fn os_words(e: &std::io::Error) -> String {
-    let words = e.to_string();
-    words
-        .split(" (os error ")
-        .next()
-        .unwrap_or(&words)
-        .to_string()
-}
-
 /// Migrations of every thread of `pid` so far: the sum of the scheduler's
 /// `se.nr_migrations` in /proc/PID/task/*/sched (`None` when unreadable).
 fn task_migrations(pid: u32) -> Option<u64> {

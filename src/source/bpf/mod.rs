@@ -78,10 +78,14 @@ fn permission(what: &str, e: &std::io::Error, sysfs: &Path) -> Refused {
         });
     Refused::Permission(match lockdown {
         Some(mode) => format!(
-            "{what} was refused ({e}): the kernel is locked down ({mode}), which forbids \
-             BPF programs that read kernel memory"
+            "{what} was refused ({ew}): the kernel is locked down ({mode}), which forbids \
+             BPF programs that read kernel memory",
+            ew = crate::sys::os_words(&e)
         ),
-        None => format!("{what} was refused ({e}): it needs root, or CAP_BPF with CAP_PERFMON"),
+        None => format!(
+            "{what} was refused ({ew}): it needs root, or CAP_BPF with CAP_PERFMON",
+            ew = crate::sys::os_words(&e)
+        ),
     })
 }
 
@@ -160,8 +164,9 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
         }
         Err(e) => {
             return Err(Refused::KernelLacks(format!(
-                "{} cannot be mapped: {e}",
-                vmlinux.display()
+                "{} cannot be mapped: {ew}",
+                vmlinux.display(),
+                ew = crate::sys::os_words(&e)
             )));
         }
     };
@@ -185,7 +190,8 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
     let btf_fd = sys::btf_load(&obj.btf).map_err(|(e, log)| match e.raw_os_error() {
         Some(libc::EPERM | libc::EACCES) => permission("loading BPF type data", &e, sysfs),
         _ => Refused::Object(format!(
-            "the kernel refused the programs' type data: {e}: {log}"
+            "the kernel refused the programs' type data: {ew}: {log}",
+            ew = crate::sys::os_words(&e)
         )),
     })?;
     // the maps, sized for every possible CPU
@@ -207,9 +213,14 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
         .map_err(|e| match e.raw_os_error() {
             Some(libc::EPERM | libc::EACCES) => permission("creating a BPF map", &e, sysfs),
             _ if m.map_type == 29 => Refused::KernelLacks(format!(
-                "the kernel cannot keep task storage for BPF ({e}): Linux 5.11 or newer"
+                "the kernel cannot keep task storage for BPF ({ew}): Linux 5.11 or newer",
+                ew = crate::sys::os_words(&e)
             )),
-            _ => Refused::KernelLacks(format!("creating BPF map {}: {e}", m.name)),
+            _ => Refused::KernelLacks(format!(
+                "creating BPF map {}: {ew}",
+                m.name,
+                ew = crate::sys::os_words(&e)
+            )),
         })?;
         maps.push((m.name.clone(), fd));
     }
@@ -219,7 +230,12 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             .map(|(_, fd)| fd)
             .ok_or_else(|| Refused::Object(format!("the object defines no map {name}")))
     };
-    let map_err = |e: std::io::Error| Refused::KernelLacks(format!("mapping a BPF map: {e}"));
+    let map_err = |e: std::io::Error| {
+        Refused::KernelLacks(format!(
+            "mapping a BPF map: {ew}",
+            ew = crate::sys::os_words(&e)
+        ))
+    };
     let areas =
         Mapping::new(fd_of("areas")?, CPU_AREA_SIZE * nr_cpus as usize, false).map_err(map_err)?;
     let remotes =
@@ -276,7 +292,11 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             Some(libc::EPERM | libc::EACCES) if log.is_empty() => {
                 permission("loading a BPF program", &e, sysfs)
             }
-            _ => Refused::KernelLacks(format!("the kernel refused program {}: {e}: {log}", p.name)),
+            _ => Refused::KernelLacks(format!(
+                "the kernel refused program {}: {ew}: {log}",
+                p.name,
+                ew = crate::sys::os_words(&e)
+            )),
         })?;
         let targets: Vec<String> = match p.name.as_str() {
             "on_irq_entry" => vec!["irq_handler_entry".into()],
@@ -304,10 +324,12 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
     loaded.sort_by_key(|(name, btf_tracepoint, ..)| (*btf_tracepoint, !name.ends_with("_exit")));
     for (name, btf_tracepoint, targets, fd) in loaded {
         if btf_tracepoint {
-            links.push(
-                sys::raw_tracepoint_open(&fd, None)
-                    .map_err(|e| Refused::KernelLacks(format!("attaching {name}: {e}")))?,
-            );
+            links.push(sys::raw_tracepoint_open(&fd, None).map_err(|e| {
+                Refused::KernelLacks(format!(
+                    "attaching {name}: {ew}",
+                    ew = crate::sys::os_words(&e)
+                ))
+            })?);
         }
         for t in targets {
             let tp = CString::new(t.clone()).map_err(|e| Refused::Object(e.to_string()))?;
@@ -316,7 +338,8 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => absent.push(t),
                 Err(e) => {
                     return Err(Refused::KernelLacks(format!(
-                        "attaching {name} to {t}: {e}"
+                        "attaching {name} to {t}: {ew}",
+                        ew = crate::sys::os_words(&e)
                     )));
                 }
             }
