@@ -80,11 +80,11 @@ fn permission(what: &str, e: &std::io::Error, sysfs: &Path) -> Refused {
         Some(mode) => format!(
             "{what} was refused ({ew}): the kernel is locked down ({mode}), which forbids \
              BPF programs that read kernel memory",
-            ew = crate::sys::os_words(&e)
+            ew = crate::sys::os_words(e)
         ),
         None => format!(
             "{what} was refused ({ew}): it needs root, or CAP_BPF with CAP_PERFMON",
-            ew = crate::sys::os_words(&e)
+            ew = crate::sys::os_words(e)
         ),
     })
 }
