@@ -88,9 +88,10 @@ fn a_marked_cpu_names_its_owner_and_a_second_loop_is_an_intruder_on_the_row() {
         return;
     };
     t.wait_for(&["┌ Cores"]);
-    // the detail of an unwatched CPU lists its top tasks, sampled from /proc
+    // the detail of an unwatched CPU lists its top tasks, counted in the
+    // kernel (sampled from /proc where BPF cannot load), with no owner
     t.keys(&["Enter"]);
-    t.wait_for(&["│ Detail", "CPU 0 · core", "who ran (sampled)"]);
+    t.wait_for(&["│ Detail", "CPU 0 · core", "who ran (", "longest "]);
     t.keys(&["Escape"]);
     t.wait_for(&["┌ Cores"]);
     // select CPU 1 and mark it

@@ -222,6 +222,25 @@ fn owner_label(s: &State, cpu: u32) -> Option<String> {
     owner_of(s, cpu).map(|o| format!("owner {}[{}]", o.comm, o.pid))
 }
 
+/// Share of the window from which an unwatched CPU's longest runner is
+/// named on its row, %: below it the row stays blank (quiet).
+const TOP_RUNNER_PCT: f64 = 5.0;
+
+/// `rustc[16073] 62%` for an unwatched CPU whose longest runner took at
+/// least [`TOP_RUNNER_PCT`] of the window, and `pid 16073 62%` for a
+/// narrow cell (the detail names it).
+fn top_runner(s: &State, cpu: u32) -> Option<(String, String)> {
+    let tc = s.trace.as_ref()?.shown(cpu)?;
+    let o = tc.owner.as_ref()?;
+    let pct = tc.pct(tc.owner_ns)?;
+    (pct >= TOP_RUNNER_PCT).then(|| {
+        (
+            format!("{}[{}] {pct:.0}%", o.comm, o.pid),
+            format!("pid {} {pct:.0}%", o.pid),
+        )
+    })
+}
+
 /// The owner of a watched CPU, when known.
 fn owner_of(s: &State, cpu: u32) -> Option<&crate::noise::TracedTask> {
     s.trace
@@ -390,6 +409,16 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
                 labels.push((c.label.clone(), ctx.t.severity(Severity::Warn)));
             }
         }
+    }
+    // an unwatched CPU has no owner, but the task that ran longest there
+    // is who keeps it busy: named after its noise, where it took a
+    // noticeable share (counted in the kernel on every CPU)
+    if !ctx.s.is_watched(cpu)
+        && labels.len() < 4
+        && let Some((named, by_pid)) = top_runner(ctx.s, cpu)
+    {
+        let fits = named.chars().count() <= w;
+        labels.push((if fits { named } else { by_pid }, ctx.t.dim()));
     }
     // the owner's name is context, and the noise beside it is why the
     // row matters: where both do not fit, the owner goes by its pid

@@ -351,14 +351,18 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
     if let Some(tc) = s.trace.as_ref().and_then(|t| t.shown(cpu)) {
         let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
         lines.push((String::new(), String::new()));
-        let owner = tc.owner.as_ref().map_or_else(
-            || "owner unknown".into(),
-            |o| format!("owner {}[{}]", o.comm, o.pid),
-        );
-        let how = if tc.sampled {
-            "who ran (sampled)"
-        } else {
-            "who ran"
+        // an unwatched CPU has no owner: its longest runner is named as
+        // such, and no verdict takes the others for intruders
+        let watched = s.is_watched(cpu);
+        let owner = match (&tc.owner, watched) {
+            (Some(o), true) => format!("owner {}[{}]", o.comm, o.pid),
+            (Some(o), false) => format!("longest {}[{}]", o.comm, o.pid),
+            (None, _) => "owner unknown".into(),
+        };
+        let how = match (tc.sampled, watched) {
+            (true, _) => "who ran (sampled)",
+            (false, true) => "who ran",
+            (false, false) => "who ran (not watched)",
         };
         // the owner on its own line: beside the heading it was cut
         lines.push((how.into(), "ms".into()));

@@ -567,3 +567,47 @@ fn a_finding_on_a_watched_row_keeps_its_owner_beside_it() {
         );
     }
 }
+
+/// An unwatched CPU's row names the task that ran longest there, counted
+/// in the kernel, where it took at least 5 % of the window; below that the
+/// row stays blank, and a watched CPU keeps naming its owner instead.
+#[test]
+fn an_unwatched_row_names_its_longest_runner_above_five_percent() {
+    use crate::noise::{Traced, TracedCpu, TracedTask};
+    let task = |comm: &str, pid: u32| TracedTask {
+        comm: comm.into(),
+        pid,
+        tid: pid,
+        per_cpu_kthread: false,
+        exited: false,
+        cgroup: None,
+    };
+    let browsed = |cpu: u32, owner_ns: u64| TracedCpu {
+        cpu,
+        window_ns: 1_000_000_000,
+        owner: Some(task("rustc", 16073 + cpu)),
+        owner_ns,
+        ..TracedCpu::default()
+    };
+    let mut s = vm();
+    s.view = View::Cores;
+    s.watched = vec![];
+    // quiet CPUs: the row's cell is free for the longest runner
+    s.verdicts = Vec::new();
+    s.findings.clear();
+    s.trace = Some(Traced {
+        browsed: vec![browsed(0, 49_000_000), browsed(1, 620_000_000)],
+        ..Traced::default()
+    });
+    let screen = draw(&s, 160, 50);
+    let row = |cpu: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!("│    {cpu} ")))
+            .unwrap_or_else(|| panic!("no row of CPU {cpu} in\n{screen}"))
+            .to_string()
+    };
+    assert!(row("1").contains("rustc[16074] 62%"), "{}", row("1"));
+    // 4.9 %: not named
+    assert!(!row("0").contains("rustc["), "{}", row("0"));
+}
