@@ -399,6 +399,29 @@ fn prometheus_scrapes_noisetop_and_node_exporter_and_they_agree() {
     }
     assert!(panels >= 10, "{panels} queries");
 
+    // the watched CPU's run-queue waits, counted in the kernel, are a
+    // histogram a real Prometheus takes quantiles of (absent only where
+    // BPF is refused, which the exporter says)
+    let q = query(
+        prom_port,
+        "histogram_quantile(0.99, noisetop_cpu_runqueue_wait_seconds_bucket{cpu=\"1\"})",
+    );
+    if unavailable.iter().any(|u| u == "who_ran_in_kernel") {
+        eprintln!("run-queue waits: BPF refused here, as the exporter says");
+    } else {
+        let p99: f64 = q
+            .first()
+            .and_then(|v| v["value"][1].as_str())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no run-queue quantile of CPU 1: {q:?}"));
+        // NaN where no task waited there at all (an idle CPU 1)
+        assert!(
+            p99.is_nan() || (p99 > 0.0 && p99 <= 1.073_741_824),
+            "p99 {p99} s"
+        );
+        eprintln!("run-queue wait p99 on CPU 1: {:.1} µs", p99 * 1e6);
+    }
+
     // promtool on what we serve, both formats
     for accept in ["text/plain", "application/openmetrics-text; version=1.0.0"] {
         let r = serve_support::request(port, "GET", "/metrics", &[("Accept", accept)]).unwrap();

@@ -37,6 +37,7 @@ fn interval_text(s: &Sample, cpus: Option<&[u32]>) -> String {
     }
     text.push_str(&batch::table(iv, cpus));
     text.push_str(&judged::lines(&s.judgement, cpus));
+    text.push_str(&judged::runq_lines(s.trace.as_ref(), cpus));
     for n in &s.notes {
         text.push_str("# ");
         text.push_str(n);

@@ -73,3 +73,72 @@ pub fn lines(j: &Judgement, cpus: Option<&[u32]>) -> String {
     }
     out
 }
+
+/// One line per watched CPU whose run-queue waits the kernel counted:
+/// `# run-queue wait on CPU 1: 412 waits, p50 < 4.1 µs, …`.
+pub fn runq_lines(trace: Option<&crate::noise::Traced>, cpus: Option<&[u32]>) -> String {
+    let mut out = String::new();
+    let Some(t) = trace else {
+        return out;
+    };
+    for c in t
+        .cpus
+        .iter()
+        .filter(|c| cpus.is_none_or(|l| l.contains(&c.cpu)))
+    {
+        if let Some(k) = &c.kernel {
+            let _ = writeln!(
+                out,
+                "# run-queue wait on CPU {}: {} ({RUNQ_HOW})",
+                c.cpu,
+                k.runq.text()
+            );
+        }
+    }
+    out
+}
+
+/// What a run-queue wait is, as the lines say.
+pub const RUNQ_HOW: &str = "BPF: from a wake-up or preemption to the switch in";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noise::{Traced, TracedCpu};
+    use crate::trace::in_kernel::{KernelCounts, RunqDelay};
+
+    #[test]
+    fn a_watched_cpu_with_kernel_counts_has_its_run_queue_line() {
+        let counted = TracedCpu {
+            cpu: 1,
+            kernel: Some(KernelCounts {
+                runq: RunqDelay {
+                    waits: 4,
+                    total_ns: 3 * 3_000 + 180_000,
+                    max_ns: 180_000,
+                    // three waits in [2048, 4096) ns, one in [131072, 262144)
+                    buckets: vec![(4096, 3), (262_144, 1)],
+                },
+                ..KernelCounts::default()
+            }),
+            ..TracedCpu::default()
+        };
+        let sampled = TracedCpu {
+            cpu: 2,
+            ..TracedCpu::default()
+        };
+        let t = Traced {
+            cpus: vec![counted, sampled],
+            ..Traced::default()
+        };
+        assert_eq!(
+            runq_lines(Some(&t), None),
+            format!(
+                "# run-queue wait on CPU 1: 4 waits, p50 < 4.1 µs, p99 < 180 µs, max 180 µs \
+                 ({RUNQ_HOW})\n"
+            )
+        );
+        assert_eq!(runq_lines(Some(&t), Some(&[2])), "");
+        assert_eq!(runq_lines(None, None), "");
+    }
+}

@@ -72,6 +72,9 @@ pub struct Sample {
     /// kernel's ipi tracepoints, or why they are not counted; `None` where
     /// there is no live kernel to count them (a replay).
     pub own_ipis: Option<Result<OwnIpis, String>>,
+    /// Why who ran is not counted in the kernel, where it is not (sampled
+    /// from /proc instead, or not known): BPF refused, `--no-trace`.
+    pub trace_missing: Option<String>,
 }
 
 /// The IPIs noisetop sent to watched CPUs (`source::ipi_count`).
@@ -549,6 +552,7 @@ impl<H: Hardware> Driver<H> {
             position: None,
             notes,
             own_ipis,
+            trace_missing: self.trace_missing.clone(),
         }))
     }
 }

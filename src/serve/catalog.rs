@@ -289,7 +289,7 @@ def!(
     S,
     ["cpu", "comm", "pid"],
     DetailCpu,
-    "Time another task than the owner ran on a traced CPU in the latest interval, top 5 (sched_switch tracepoints)."
+    "Time another task than the owner ran on a traced CPU in the latest interval, top 5 (counted in the kernel by BPF on sched_switch; sampled from /proc where BPF is refused)."
 );
 def!(
     CPU_STOLEN,
@@ -298,7 +298,16 @@ def!(
     S,
     ["cpu", "kind", "source"],
     DetailCpu,
-    "Time interrupt sources took from a traced CPU in the latest interval, top 5 (irq/softirq/vector tracepoints)."
+    "Time interrupt sources took from a traced CPU in the latest interval, top 5 (counted in the kernel by BPF on the irq, softirq and irq_vectors tracepoints)."
+);
+def!(
+    CPU_RUNQ_WAIT,
+    "noisetop_cpu_runqueue_wait_seconds",
+    Histogram,
+    S,
+    ["cpu"],
+    DetailCpu,
+    "How long tasks waited for a watched CPU since serve started, from their wake-up or preemption to their switch in (BPF on sched_wakeup and sched_switch); buckets at powers of two of nanoseconds, as the kernel counts them."
 );
 def!(
     PKG_SECONDS,
@@ -623,6 +632,7 @@ pub const ALL: &[Def] = &[
     CPU_SMI,
     CPU_INTRUDER,
     CPU_STOLEN,
+    CPU_RUNQ_WAIT,
     PKG_SECONDS,
     PKG_IRQ_KIND,
     PKG_SOFTIRQ,

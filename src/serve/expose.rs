@@ -40,6 +40,8 @@ pub struct Input<'a> {
     pub self_cpu_s: Option<f64>,
     /// The last probe, as of this tick.
     pub probe: Option<&'a super::probe::LastProbe>,
+    /// Run-queue waits of each watched CPU since start.
+    pub runq: &'a super::runq::PerCpu,
 }
 
 /// An exposition and its series count.
@@ -319,6 +321,8 @@ fn traced(w: &mut Writer, inp: &Input<'_>) {
             );
         }
     }
+    w.family(m::CPU_RUNQ_WAIT);
+    super::runq::write(w, inp.runq);
 }
 
 /// The CPUs of each (package, core type), from the topology.
@@ -517,6 +521,11 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     }
     if let Some(Err(why)) = &s.own_ipis {
         w.sample(&[("metric", "watched_cpu_ipis"), ("reason", why)], 1.0);
+    }
+    // who ran is counted in the kernel, or this says why not (sampled
+    // from /proc instead, where it is said at all)
+    if let Some(why) = &s.trace_missing {
+        w.sample(&[("metric", "who_ran_in_kernel"), ("reason", why)], 1.0);
     }
     if inp.probe.is_none_or(|p| p.report.is_none()) {
         w.sample(

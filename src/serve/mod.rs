@@ -10,6 +10,7 @@ pub mod expose;
 pub mod http;
 pub mod negotiate;
 pub mod probe;
+pub mod runq;
 pub mod text;
 pub mod totals;
 pub mod webconfig;
@@ -142,6 +143,8 @@ pub struct Exporter {
     last_len: usize,
     /// The last probe's results, looked at on each tick.
     probe: probe::LastProbe,
+    /// Run-queue waits of each watched CPU since start.
+    runq: runq::PerCpu,
 }
 
 impl Exporter {
@@ -158,6 +161,7 @@ impl Exporter {
             samples: 0,
             last_len: 0,
             probe: probe::LastProbe::default(),
+            runq: runq::PerCpu::new(),
         }
     }
 
@@ -180,6 +184,7 @@ impl Exporter {
         }
         self.samples += 1;
         self.probe.refresh();
+        runq::observe(&mut self.runq, s.trace.as_ref());
         for p in &s.interval.pkgs {
             for (domain, w) in &p.watts {
                 if let Some(w) = w {
@@ -205,6 +210,7 @@ impl Exporter {
             scrapes: self.shared.scrapes(),
             self_cpu_s: crate::sys::process_cpu_ns().map(|ns| ns as f64 / 1e9),
             probe: Some(&self.probe),
+            runq: &self.runq,
         };
         let cap = self.last_len + self.last_len / 8;
         let classic = expose::write(Format::Classic, &inp, cap);

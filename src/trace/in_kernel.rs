@@ -16,6 +16,7 @@
 
 use foldhash::HashMap;
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 use super::sources::{Vector, softirq_name};
 use super::window::{CpuTrace, SourceKind, Stolen, TaskId, TaskTime, add_intruders};
@@ -83,6 +84,48 @@ pub struct RunqDelay {
 }
 
 impl RunqDelay {
+    /// `412 waits, p50 < 4.1 µs, p99 < 66 µs, max 210 µs`: a quantile is
+    /// its bucket's upper bound (the wait that share did not reach).
+    pub fn text(&self) -> String {
+        let us = |ns: u64| {
+            let (v, unit) = match ns {
+                0..1_000_000 => (ns as f64 / 1e3, "µs"),
+                1_000_000..1_000_000_000 => (ns as f64 / 1e6, "ms"),
+                _ => (ns as f64 / 1e9, "s"),
+            };
+            if v >= 100.0 {
+                format!("{v:.0} {unit}")
+            } else {
+                format!("{v:.1} {unit}")
+            }
+        };
+        let n = self.waits;
+        let mut t = format!("{n} wait{}", if n == 1 { "" } else { "s" });
+        if let (Some(p50), Some(p99)) = (self.quantile(0.5), self.quantile(0.99)) {
+            let _ = write!(
+                t,
+                ", p50 < {}, p99 < {}, max {}",
+                us(p50),
+                us(p99),
+                us(self.max_ns)
+            );
+        }
+        t
+    }
+
+    /// Waits per power of two of ns from `2^first` to `2^last` (a wait
+    /// below `2^first` in the first, one past `2^last` in the last): the
+    /// shape of the histogram on one line.
+    pub fn by_power(&self, first: u32, last: u32) -> Vec<u64> {
+        let mut out = vec![0; (last - first + 1) as usize];
+        for &(upper, n) in &self.buckets {
+            // the power of two at or past the bucket's end
+            let p = 64 - upper.saturating_sub(1).leading_zeros();
+            let i = p.clamp(first, last) - first;
+            out[i as usize] += n;
+        }
+        out
+    }
     /// The upper bound of the bucket holding quantile `q` (0–1), ns: the
     /// wait that `q` of the waits did not reach. `None` without waits.
     pub fn quantile(&self, q: f64) -> Option<u64> {

@@ -306,3 +306,24 @@ fn switches_and_migrations_are_differences() {
         }]
     );
 }
+
+#[test]
+fn run_queue_waits_say_their_quantiles_and_shape_by_powers_of_two() {
+    let r = RunqDelay {
+        waits: 5,
+        total_ns: 500 + 2 * 3_000 + 9_000 + 2_000_000_000,
+        max_ns: 2_000_000_000,
+        // below 1024 ns; two in [2048, 4096); [8192, 9216); past 2^30
+        buckets: vec![(512, 1), (4096, 2), (9216, 1), (2_147_483_648, 1)],
+    };
+    assert_eq!(r.text(), "5 waits, p50 < 4.1 µs, p99 < 2.0 s, max 2.0 s");
+    let p = r.by_power(10, 30);
+    assert_eq!(p.len(), 21);
+    // ≤ 2^10: the 512 ns wait; ≤ 2^12: the two; ≤ 2^14: [8192, 9216)
+    assert_eq!((p[0], p[1], p[2], p[4]), (1, 0, 2, 1));
+    // past 2^30 lands in the last
+    assert_eq!(p[20], 1);
+    assert_eq!(p.iter().sum::<u64>(), 5);
+    let none = RunqDelay::default();
+    assert_eq!(none.text(), "0 waits");
+}

@@ -395,6 +395,9 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
         if tc.intruders.is_empty() && tc.stolen.is_empty() {
             lines.push(("nothing else ran".into(), String::new()));
         }
+        if let Some(k) = &tc.kernel {
+            lines.extend(runq_lines(&k.runq));
+        }
     }
     if let Some(p) = &s.probe {
         lines.extend(probe_lines(p, cpu));
@@ -406,6 +409,43 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
         buf.set_string(area.x + 1, y, left(k, key_w.into()), t.dim());
         buf.set_string(area.x + 1 + key_w, y, right(v, VALUE_W.into()), t.text());
     }
+}
+
+/// Run-queue waits in the interval: how many, p50 / p99 / max, and their
+/// shape by powers of two from 1 µs (and below) to 1 s (and past).
+pub fn runq_lines(r: &crate::trace::in_kernel::RunqDelay) -> Vec<(String, String)> {
+    use crate::probe::report::fmt_us;
+    let mut v = vec![
+        (String::new(), String::new()),
+        (
+            format!("run-queue wait ×{} · p50 / p99 / max", r.waits),
+            "µs".into(),
+        ),
+    ];
+    if let (Some(p50), Some(p99)) = (r.quantile(0.5), r.quantile(0.99)) {
+        let us = |ns: u64| fmt_us(ns as f64 / 1e3);
+        v.push((
+            format!("≤1µs {} ≥1s", spark(&r.by_power(10, 30))),
+            format!("{} / {} / {}", us(p50), us(p99), us(r.max_ns)),
+        ));
+    }
+    v
+}
+
+/// One cell per count, scaled to the largest (` ` for none).
+fn spark(counts: &[u64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let top = counts.iter().copied().max().unwrap_or(0).max(1);
+    counts
+        .iter()
+        .map(|&n| {
+            if n == 0 {
+                ' '
+            } else {
+                BARS[((n * 7).div_ceil(top)) as usize]
+            }
+        })
+        .collect()
 }
 
 /// The last probe's figures of `cpu`: p50 and p99 per kind and state, and
