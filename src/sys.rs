@@ -214,6 +214,48 @@ pub fn raise_fd_limit() {
     }
 }
 
+/// Grows the file table once, before any other thread runs, to hold
+/// `want` descriptors: the kernel grows it on the first descriptor past
+/// its size (64, then powers of two) and, once a process has more than one
+/// thread, waits for an RCU grace period to free the old table
+/// (`expand_fdtable` → `synchronize_rcu`), which wakes RCU's thread on
+/// whichever CPU it runs, a watched one too. A descriptor duplicated to
+/// the last slot and closed again leaves the table at its size: it never
+/// shrinks. Held to the soft limit; returns the size asked for, or why not.
+pub fn size_fd_table(want: usize) -> Result<usize, String> {
+    let limit = fd_limit().unwrap_or(1024);
+    let want = want.min(limit);
+    let Ok(last) = libc::c_int::try_from(want.saturating_sub(1)) else {
+        return Err(format!("{want} descriptors do not fit an int"));
+    };
+    if last < 64 {
+        return Ok(want);
+    }
+    // SAFETY: fcntl duplicates stderr (open for the process's life) to the
+    // lowest free descriptor at or past `last`, which is closed at once.
+    let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, last) };
+    if fd < 0 {
+        return Err(os_words(&std::io::Error::last_os_error()));
+    }
+    // SAFETY: fd was just opened above and is owned here alone.
+    unsafe { libc::close(fd) };
+    Ok(want)
+}
+
+/// How many descriptors noisetop may hold on this machine: 64 of its own
+/// (the terminal, /proc and /sys files, BPF maps and links, sockets), 4 per
+/// possible CPU (perf counters), and the same again as room.
+pub fn fd_table_size(cpus: usize) -> usize {
+    2 * (64 + 4 * cpus)
+}
+
+/// CPUs the kernel was configured with (online or not), at least 1.
+pub fn configured_cpus() -> usize {
+    // SAFETY: sysconf reads a constant of the system.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
 /// Keeps freed memory in the process. glibc gives a freed block of more
 /// than 128 KiB back to the kernel and maps it anew on the next allocation;
 /// on 1024 CPUs every interval allocates and frees tables of hundreds of
@@ -388,4 +430,34 @@ pub fn os_words(e: &std::io::Error) -> String {
         .next()
         .unwrap_or(&words)
         .to_string()
+}
+
+#[cfg(test)]
+mod fd_table_tests {
+    use super::*;
+
+    /// The table is grown once, to the size asked for: a descriptor opened
+    /// past the first 64 afterwards finds the table already that large
+    /// (`FDSize` in /proc/self/status).
+    #[test]
+    fn the_file_table_is_sized_once_at_setup() {
+        let fd_size = || -> usize {
+            std::fs::read_to_string("/proc/self/status")
+                .unwrap()
+                .lines()
+                .find_map(|l| l.strip_prefix("FDSize:"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let want = fd_table_size(64);
+        assert_eq!(want, 2 * (64 + 256));
+        assert_eq!(size_fd_table(want), Ok(want.min(fd_limit().unwrap())));
+        let size = fd_size();
+        assert!(size >= want.min(fd_limit().unwrap()), "FDSize {size}");
+        // asking again for less changes nothing
+        assert!(size_fd_table(100).is_ok());
+        assert_eq!(fd_size(), size);
+    }
 }

@@ -44,6 +44,8 @@ pub fn run() -> Result<ExitCode> {
     check_source_of(&cli)?;
     check_paths_of(&cli)?;
     crate::sys::raise_fd_limit();
+    // before any thread: a table grown later would wake a watched CPU
+    let _ = crate::sys::size_fd_table(crate::sys::fd_table_size(crate::sys::configured_cpus()));
     crate::sys::keep_freed_memory();
     match cli.command {
         Some(Command::Snapshot { json: _, source }) => snapshot::run(&source).map(ok),

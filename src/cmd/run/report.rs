@@ -145,6 +145,10 @@ pub struct CpuRun {
     pub traced_ns: u64,
     /// Tasks other than the command (traced), longest first.
     pub intruders: Vec<TaskTotal>,
+    /// Tasks left out of `intruders` to keep the run's memory bounded
+    /// (the shortest, past [`TASKS_KEPT`]), and their time, ns.
+    #[serde(default)]
+    pub more_tasks: (u64, u64),
     /// Time interrupts took (traced): (kind, name, ns, count, longest ns).
     pub stolen: Vec<(String, String, u64, u64, u64)>,
     /// Of `traced_ns`, the time around switches the kernel did not show:
@@ -231,6 +235,8 @@ struct CpuAcc {
     steal: Option<f64>,
     traced_ns: u64,
     intruders: BTreeMap<(u32, String), TaskTotal>,
+    /// Tasks folded out of `intruders` and their time, ns.
+    more_tasks: (u64, u64),
     stolen: BTreeMap<(String, String), (u64, u64, u64)>,
     unseen_ns: u64,
     sampled: bool,
@@ -250,6 +256,41 @@ struct CpuAcc {
     /// A window with this CPU was sampled or not traced.
     untraced: bool,
     idle_exits: Option<u64>,
+}
+
+/// Tasks a run keeps by name on each CPU: past twice as many (a build
+/// that starts a process a millisecond for hours), the shortest are folded
+/// into one count and time, so the run's memory does not grow with them.
+pub const TASKS_KEPT: usize = 256;
+
+/// Causes kept per CPU (a task's label is one), by the same rule.
+const CAUSES_KEPT: usize = 256;
+
+/// Folds the shortest tasks past [`TASKS_KEPT`] into `more`.
+fn fold_tasks(m: &mut BTreeMap<(u32, String), TaskTotal>, more: &mut (u64, u64)) {
+    if m.len() <= 2 * TASKS_KEPT {
+        return;
+    }
+    let mut by: Vec<((u32, String), u64)> = m.iter().map(|(k, t)| (k.clone(), t.ns)).collect();
+    by.sort_by_key(|(_, ns)| std::cmp::Reverse(*ns));
+    for (k, _) in by.into_iter().skip(TASKS_KEPT) {
+        if let Some(t) = m.remove(&k) {
+            more.0 += 1;
+            more.1 += t.ns;
+        }
+    }
+}
+
+/// Drops the causes seen in the fewest intervals past [`CAUSES_KEPT`].
+fn fold_causes<K: Ord + Clone>(m: &mut BTreeMap<K, (u64, f64, bool)>) {
+    if m.len() <= 2 * CAUSES_KEPT {
+        return;
+    }
+    let mut by: Vec<(K, u64)> = m.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+    by.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    for (k, _) in by.into_iter().skip(CAUSES_KEPT) {
+        m.remove(&k);
+    }
 }
 
 /// Sums the samples of a run.
@@ -354,6 +395,7 @@ impl Accumulator {
                         e.charged_ns = Some(e.charged_ns.unwrap_or(0) + c);
                     }
                 }
+                fold_tasks(&mut a.intruders, &mut a.more_tasks);
                 for x in &t.stolen {
                     let e = a
                         .stolen
@@ -380,6 +422,7 @@ impl Accumulator {
                     e.1 = e.1.max(c.value);
                     e.2 = c.class == crate::noise::CauseClass::Intruder;
                 }
+                fold_causes(&mut a.causes);
             }
         }
         for f in &s.judgement.findings {
@@ -487,6 +530,7 @@ impl Accumulator {
                 busy_ns: a.busy_ns.map(|b| b as u64),
                 probe_ns: a.probe_ns,
                 intruders,
+                more_tasks: a.more_tasks,
                 stolen,
                 noisy_intervals: a.noisy,
                 unknown_intervals: a.unknown,
@@ -795,6 +839,15 @@ impl RunReport {
                     )
                 }),
             );
+            if c.more_tasks.0 > 0 {
+                let _ = writeln!(
+                    o,
+                    "  and {} more short task{} ({} in all), counted together",
+                    c.more_tasks.0,
+                    if c.more_tasks.0 == 1 { "" } else { "s" },
+                    duration(c.more_tasks.1)
+                );
+            }
             if let Some(ns) = c.probe_ns {
                 let _ = writeln!(
                     o,
@@ -1112,5 +1165,42 @@ mod tests_support {
             own_ipis: None,
             own_ipis_missing: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use std::collections::BTreeMap;
+
+    use super::{TASKS_KEPT, TaskTotal, fold_tasks};
+
+    /// Past twice [`TASKS_KEPT`] tasks, the shortest are folded into one
+    /// count and time: the longest stay by name and no time is lost.
+    #[test]
+    fn a_run_keeps_its_longest_tasks_by_name_and_counts_the_rest() {
+        let mut m = BTreeMap::new();
+        let mut more = (0, 0);
+        let n = 2 * TASKS_KEPT as u32 + 1;
+        for pid in 1..=n {
+            m.insert(
+                (pid, "true".to_string()),
+                TaskTotal {
+                    comm: "true".into(),
+                    pid,
+                    ns: u64::from(pid) * 1000,
+                    slices: 1,
+                    charged_ns: None,
+                },
+            );
+            fold_tasks(&mut m, &mut more);
+        }
+        assert_eq!(m.len(), TASKS_KEPT);
+        // the shortest went: pids 1 ..= n - TASKS_KEPT
+        let gone = u64::from(n) - TASKS_KEPT as u64;
+        assert_eq!(more, (gone, 1000 * gone * (gone + 1) / 2));
+        assert!(m.contains_key(&(n, "true".to_string())));
+        assert!(!m.contains_key(&(1, "true".to_string())));
+        let kept: u64 = m.values().map(|t| t.ns).sum();
+        assert_eq!(kept + more.1, 1000 * u64::from(n) * u64::from(n + 1) / 2);
     }
 }
