@@ -156,8 +156,17 @@ pub struct CpuRun {
     pub unseen_ns: u64,
     /// Whether who ran was sampled from /proc rather than traced.
     pub sampled: bool,
-    /// Time the CPU was busy over the run, ns (Busy % × interval length).
+    /// Time the CPU was busy over the run, ns (Busy % × interval length):
+    /// from the kernel's counts (the window less the idle task's time)
+    /// where it counted the CPU, else /proc/stat.
     pub busy_ns: Option<u64>,
+    /// What /proc/stat's ticks (or APERF/MPERF) say of the same, ns: the
+    /// cross-check of a counted busy time.
+    #[serde(default)]
+    pub busy_stat_ns: Option<u64>,
+    /// Whether `busy_ns` came from the kernel's counts.
+    #[serde(default)]
+    pub busy_counted: bool,
     /// Time `noisetop probe` ran on the CPU, ns, where it measured there
     /// (traced; not an intruder: its wake-ups were asked for).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -241,6 +250,10 @@ struct CpuAcc {
     unseen_ns: u64,
     sampled: bool,
     busy_ns: Option<f64>,
+    /// /proc/stat's (or APERF's) busy time, the cross-check.
+    busy_stat_ns: Option<f64>,
+    /// Some interval's busy time came from the kernel's counts.
+    busy_counted: bool,
     probe_ns: Option<u64>,
     noisy: u64,
     unknown: u64,
@@ -329,7 +342,22 @@ impl Accumulator {
             a.seconds += dt;
             a.avg.extend(r.avg_mhz);
             a.bzy.extend(r.bzy_mhz);
-            a.busy.extend(r.busy_pct);
+            // busy from the source the verdict reads: the kernel's counts
+            // (the window less the idle task's time) where the CPU was
+            // counted there; /proc/stat's ticks (or APERF) are kept beside
+            // as the cross-check, and used where it was not
+            let stat_busy = r.busy_pct.or_else(|| r.time.and_then(|t| t.busy()));
+            let counted = s
+                .trace
+                .as_ref()
+                .and_then(|t| t.cpu(r.cpu))
+                .filter(|t| !t.sampled && t.window_ns > 0 && t.kernel.is_some());
+            let busy = counted.map_or(stat_busy, |t| {
+                Some(100.0 * t.window_ns.saturating_sub(t.idle_ns) as f64 / t.window_ns as f64)
+            });
+            a.busy.extend(busy);
+            add(&mut a.busy_stat_ns, stat_busy.map(|b| b / 100.0 * dt * 1e9));
+            a.busy_counted |= counted.is_some();
             for (rows, into) in [(&iv.irqs, &mut a.irqs), (&iv.softirqs, &mut a.softirqs)] {
                 for row in rows {
                     let Some(Some(v)) = row.per_cpu.get(col) else {
@@ -360,12 +388,7 @@ impl Accumulator {
             add(&mut a.csw, r.csw_per_s.map(|v| v * dt));
             add(&mut a.mig, r.mig_per_s.map(|v| v * dt));
             add(&mut a.steal, r.time.and_then(|t| t.steal).map(|v| v * dt));
-            add(
-                &mut a.busy_ns,
-                r.busy_pct
-                    .or_else(|| r.time.and_then(|t| t.busy()))
-                    .map(|b| b / 100.0 * dt * 1e9),
-            );
+            add(&mut a.busy_ns, busy.map(|b| b / 100.0 * dt * 1e9));
             let traced = s.trace.as_ref().and_then(|t| t.cpu(r.cpu));
             a.untraced |= traced.is_none_or(|t| t.sampled);
             if let Some(k) = traced.and_then(|t| t.kernel.as_ref()) {
@@ -528,6 +551,8 @@ impl Accumulator {
                 unseen_ns: a.unseen_ns,
                 sampled: a.sampled,
                 busy_ns: a.busy_ns.map(|b| b as u64),
+                busy_stat_ns: a.busy_stat_ns.map(|b| b as u64),
+                busy_counted: a.busy_counted,
                 probe_ns: a.probe_ns,
                 intruders,
                 more_tasks: a.more_tasks,
@@ -774,6 +799,14 @@ impl RunReport {
                 spread_text(c.avg_mhz),
                 spread_text(c.busy_pct),
             );
+            if let (true, Some(b), Some(st)) = (c.busy_counted, c.busy_ns, c.busy_stat_ns) {
+                let _ = writeln!(
+                    o,
+                    "  busy {} counted in the kernel; /proc/stat's ticks say {}",
+                    duration(b),
+                    duration(st)
+                );
+            }
             let _ = writeln!(
                 o,
                 "  context switches {} (all tasks), migrations {}, steal {} %",
@@ -1016,6 +1049,35 @@ mod tests {
 mod others_tests {
     use super::tests_support::{facts_with, quiet_second};
     use super::*;
+
+    /// Busy time comes from the kernel's counts where it counted the CPU
+    /// (the window less the idle task's time), with /proc/stat's ticks
+    /// kept beside as the cross-check: a 3 s sleep on a CPU whose ticks
+    /// saw nothing busy is still 30 ms busy where the kernel counted
+    /// 10 ms of other tasks each second.
+    #[test]
+    fn busy_time_is_counted_in_the_kernel_and_cross_checked_with_proc_stat() {
+        let mut acc = Accumulator::new(&[1]);
+        for _ in 0..3 {
+            let mut s = quiet_second(0.0);
+            let t = &mut s.trace.as_mut().unwrap().cpus[0];
+            t.window_ns = 1_000_000_000;
+            t.idle_ns = 990_000_000;
+            t.kernel = Some(crate::trace::in_kernel::KernelCounts::default());
+            acc.add(&s);
+        }
+        let r = acc.report(facts_with(Some(1_000_000)));
+        let c = &r.per_cpu[0];
+        assert!(c.busy_counted);
+        assert_eq!(c.busy_ns, Some(30_000_000));
+        assert_eq!(c.busy_stat_ns, Some(0));
+        assert!(
+            r.text()
+                .contains("busy 30.00 ms counted in the kernel; /proc/stat's ticks say 0 ns"),
+            "{}",
+            r.text()
+        );
+    }
 
     #[test]
     fn busy_time_beyond_the_commands_own_is_others_and_names_the_tasks_found() {
