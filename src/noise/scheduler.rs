@@ -5,6 +5,7 @@ use super::interrupts::isolate_cmdline;
 use super::traced::{Intruder, TracedCpu, TracedTask};
 use super::verdict::CpuVerdict;
 use super::{CauseClass, Context, Finding, Kind, Number, rate, severity_of};
+use crate::collect::cgroup_name::{CgroupName, Cpuset, keep_on, parse};
 use crate::collect::cpulist;
 use crate::interval::CpuRates;
 
@@ -28,26 +29,69 @@ pub fn on_watched(cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict) -> Vec<Finding
 /// evidence names, and nothing else) to the housekeeping CPUs, or the
 /// boot-time cure when none of them can move: per-CPU kernel threads, which
 /// `taskset` cannot move, and tasks that have exited.
-fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder]) -> String {
+fn move_off(cx: &Context<'_>, cpu: u32, who: &[&Intruder], owner: Option<&TracedTask>) -> String {
     let house = cx.housekeeping();
+    let root = cx.trace.and_then(|t| t.cgroups.as_ref());
     let mut pids: Vec<u32> = Vec::new();
+    let mut groups: Vec<&str> = Vec::new();
     for i in who {
-        if !i.task.per_cpu_kthread
-            && !i.task.exited
-            && i.task.pid != 0
-            && !pids.contains(&i.task.pid)
-        {
+        if i.task.per_cpu_kthread || i.task.pid == 0 {
+            continue;
+        }
+        // a container or a service moves as a whole, with what it starts
+        // later; an exited task's cgroup still names the rest of it
+        if let (Some(path), Some(_)) = (confinable(&i.task, owner), root) {
+            if !groups.contains(&path) {
+                groups.push(path);
+            }
+            continue;
+        }
+        if !i.task.exited && !pids.contains(&i.task.pid) {
             pids.push(i.task.pid);
         }
     }
-    if pids.is_empty() || house.is_empty() {
+    if (pids.is_empty() && groups.is_empty()) || house.is_empty() {
         return isolate_cmdline(cx.machine, cpu);
     }
     let list = cpulist::format(&house);
-    pids.iter()
-        .map(|p| format!("taskset -apc {list} {p}"))
-        .collect::<Vec<_>>()
-        .join("; ")
+    let mut fixes: Vec<String> = Vec::new();
+    if let Some(root) = root {
+        let cpuset = if root.cpuset {
+            Cpuset::Unified
+        } else {
+            Cpuset::Legacy { mount: &root.mount }
+        };
+        fixes.extend(groups.iter().map(|g| keep_on(g, &list, cpuset)));
+    }
+    fixes.extend(pids.iter().map(|p| format!("taskset -apc {list} {p}")));
+    fixes.join("; ")
+}
+
+/// The cgroup an intruder's fix may confine as a whole: a Kubernetes
+/// pod's container, a container, or a system service; never the root, a
+/// user's session, nor the cgroup the CPU's owner is in.
+fn confinable<'a>(task: &'a TracedTask, owner: Option<&TracedTask>) -> Option<&'a str> {
+    let path = task.cgroup.as_deref()?;
+    if owner.and_then(|o| o.cgroup.as_deref()) == Some(path) {
+        return None;
+    }
+    match parse(path) {
+        CgroupName::Pod {
+            container: Some(_), ..
+        }
+        | CgroupName::Container(_) => Some(path),
+        CgroupName::Unit { unit, uid: None } if unit.ends_with(".service") => Some(path),
+        _ => None,
+    }
+}
+
+/// ` from foo.service` after a task whose cgroup is known and not the
+/// root, as an operator names it.
+fn from_cgroup(t: &TracedTask) -> String {
+    match t.cgroup.as_deref().map(parse) {
+        None | Some(CgroupName::Root) => String::new(),
+        Some(name) => format!(" from {name}"),
+    }
 }
 
 /// A task as the evidence names it: `comm[pid]`, with `(exited)` for one
@@ -93,11 +137,12 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
                 .filter(|&c| c > 0 && c.abs_diff(i.ns) * 20 > i.ns)
                 .map_or_else(String::new, |c| format!(" (charged {})", ms(c)));
             format!(
-                "{} ran {} in {} slice{}{charged}",
+                "{} ran {} in {} slice{}{charged}{}",
                 task_name(&i.task),
                 ms(i.ns),
                 i.slices,
-                if i.slices == 1 { "" } else { "s" }
+                if i.slices == 1 { "" } else { "s" },
+                from_cgroup(&i.task)
             )
         })
         .collect();
@@ -135,7 +180,7 @@ fn intruders(cx: &Context<'_>, t: &TracedCpu, limit: f64) -> Option<Finding> {
                     .map(|i| Number::new(format!("pid{}_ns", i.task.pid), i.ns as f64)),
             )
             .collect(),
-        fix: Some(move_off(cx, t.cpu, &who)),
+        fix: Some(move_off(cx, t.cpu, &who, t.owner.as_ref())),
     })
 }
 
@@ -157,7 +202,7 @@ fn context_switches(
             let all: Vec<&Intruder> = t.intruders.iter().take(3).collect();
             (
                 format!(" with {}", names.join(", ")),
-                Some(move_off(cx, r.cpu, &all)),
+                Some(move_off(cx, r.cpu, &all, t.owner.as_ref())),
             )
         }
         _ => (String::new(), Some(isolate_cmdline(cx.machine, r.cpu))),

@@ -798,3 +798,101 @@ fn isolation_advice_never_asks_for_the_boot_cpu() {
          isolcpus= says, and no other CPU is online"
     );
 }
+
+/// An intruder's cgroup is named as an operator knows it, and the fix
+/// confines a container or a service as a whole: with `AllowedCPUs=` where
+/// the cpuset controller is on cgroup v2, task by task from its
+/// `cgroup.procs` where it is not (a hybrid host). A login session, the
+/// root, and the owner's own cgroup are never confined: those tasks move
+/// by pid.
+#[test]
+fn an_intruder_in_a_container_or_service_is_named_by_it_and_confined_as_a_whole() {
+    let m = machine(4);
+    let pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod7f9c1b2e_1111_2222_3333_444455556666.slice/cri-containerd-1a2b3c4d5e6f77778888999900001111222233334444555566667777aaaabbbb.scope";
+    let task = |comm: &str, pid: u32, cg: &str| {
+        let mut t = traced_task(comm, pid, false);
+        t.cgroup = Some(cg.to_string());
+        t
+    };
+    let intruder = |t: TracedTask, ms: u64| Intruder {
+        task: t,
+        ns: ms * 1_000_000,
+        slices: 2,
+        charged_ns: None,
+    };
+    let trace = |cpuset: bool| Traced {
+        cpus: vec![TracedCpu {
+            cpu: 1,
+            window_ns: 1_000_000_000,
+            owner: Some(task(
+                "bench",
+                4000,
+                "/user.slice/user-0.slice/session-3.scope",
+            )),
+            intruders: vec![
+                intruder(task("gzip", 30775, pod), 208),
+                intruder(task("rsync", 812, "/system.slice/backup.service"), 40),
+                // the owner's own session: by pid
+                intruder(
+                    task("sh", 4100, "/user.slice/user-0.slice/session-3.scope"),
+                    20,
+                ),
+            ],
+            ..TracedCpu::default()
+        }],
+        cgroups: Some(crate::noise::traced::CgroupRoot {
+            mount: "/sys/fs/cgroup/unified".into(),
+            cpuset,
+        }),
+        ..Traced::default()
+    };
+    let find = |t: &Traced| {
+        judge_all(
+            &interval(vec![rates(0), rates(1), rates(2), rates(3)]),
+            &m,
+            &[1],
+            Some(t),
+        )
+        .findings
+        .into_iter()
+        .find(|f| f.kind == Kind::Intruder)
+        .unwrap()
+    };
+    let f = find(&trace(true));
+    assert_eq!(
+        f.evidence,
+        "CPU 1: gzip[30775] ran 208 ms in 2 slices from pod 7f9c1b2e…/container 1a2b3c4d5e6f…, \
+         rsync[812] ran 40 ms in 2 slices from backup.service, sh[4100] ran 20 ms in 2 slices \
+         from session-3.scope (uid 0); in all 268 ms (26.80 % of the time) (the CPU belongs to \
+         bench[4000])"
+    );
+    let fix = f.fix.unwrap();
+    // a pod's container through its runtime, which keeps kubelet's view
+    assert!(
+        fix.starts_with(
+            "crictl update --cpuset-cpus 0,2-3 1a2b3c4d5e6f77778888999900001111222233334444555566667777aaaabbbb; "
+        ),
+        "{fix}"
+    );
+    assert!(
+        fix.contains(
+            "; systemctl set-property backup.service AllowedCPUs=0,2-3; taskset -apc 0,2-3 4100"
+        ),
+        "{fix}"
+    );
+    // cpuset on v1: each task of the cgroup, listed where cgroup2 holds it
+    let fix = find(&trace(false)).fix.unwrap();
+    assert!(
+        fix.contains(
+            "for p in $(cat /sys/fs/cgroup/unified/system.slice/backup.service/cgroup.procs); do taskset -a -c -p 0,2-3 \"$p\"; done"
+        ),
+        "{fix}"
+    );
+    // without the cgroup2 mount known, every task moves by pid
+    let mut none = trace(true);
+    none.cgroups = None;
+    assert_eq!(
+        find(&none).fix.as_deref(),
+        Some("taskset -apc 0,2-3 30775; taskset -apc 0,2-3 812; taskset -apc 0,2-3 4100")
+    );
+}

@@ -121,6 +121,18 @@ pub struct TracedCpu {
     pub kernel: Option<crate::trace::in_kernel::KernelCounts>,
 }
 
+/// Where the tasks' cgroup paths live, so that a fix can name their cgroup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupRoot {
+    /// The cgroup2 mount (`/sys/fs/cgroup`, `/sys/fs/cgroup/unified` on a
+    /// hybrid host).
+    pub mount: String,
+    /// Whether the cpuset controller is on that hierarchy (its
+    /// `cgroup.controllers` lists it): then systemd's `AllowedCPUs=` and
+    /// `cpuset.cpus` confine a cgroup; else its tasks are moved one by one.
+    pub cpuset: bool,
+}
+
 /// Every traced CPU of an interval, and what could not be traced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Traced {
@@ -133,6 +145,9 @@ pub struct Traced {
     /// Traced CPUs `noisetop probe` measured on: its threads' time there,
     /// taken out of the intruders (the user asked for those wake-ups).
     pub probed: Vec<Probed>,
+    /// The cgroup2 hierarchy the tasks' `cgroup` paths are in, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroups: Option<CgroupRoot>,
 }
 
 /// `noisetop probe`'s threads on one traced CPU over the interval.

@@ -105,6 +105,8 @@ pub struct InKernelTrace {
     watched: Vec<u32>,
     owners: Owners,
     cgroups: CgroupPaths,
+    /// The cgroup2 mount and its controllers, read once.
+    cgroup_root: Option<crate::noise::traced::CgroupRoot>,
     irq_names: HashMap<u32, String>,
     sysfs: PathBuf,
     threads: HashMap<u32, bool>,
@@ -131,6 +133,7 @@ pub fn open(
         watched: Vec::new(),
         owners: Owners::new(owners),
         cgroups: CgroupPaths::new(proc),
+        cgroup_root: CgroupPaths::new(proc).root(),
         irq_names: HashMap::new(),
         sysfs: sysfs.to_path_buf(),
         threads: HashMap::new(),
@@ -223,7 +226,10 @@ impl TraceSource for InKernelTrace {
         let (judged, shown): (Vec<CpuTrace>, Vec<CpuTrace>) = windows
             .into_iter()
             .partition(|w| self.watched.contains(&w.cpu));
-        let mut out = Traced::default();
+        let mut out = Traced {
+            cgroups: self.cgroup_root.clone(),
+            ..Traced::default()
+        };
         for w in &judged {
             let c = cpu_with(w, usize::MAX, &mut |t, cg| self.name(t, cg));
             out.cpus.push(c);

@@ -225,5 +225,6 @@ pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
         cpus: w.cpus.iter().map(|c| cpu(c, proc)).collect(),
         browsed: Vec::new(),
         probed: Vec::new(),
+        cgroups: None,
     }
 }

@@ -88,6 +88,17 @@ impl CgroupPaths {
         }
     }
 
+    /// The cgroup2 mount and whether the cpuset controller is on it.
+    pub fn root(&self) -> Option<crate::noise::traced::CgroupRoot> {
+        let mount = self.mount.as_ref()?;
+        let controllers =
+            std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
+        Some(crate::noise::traced::CgroupRoot {
+            mount: mount.to_string_lossy().into_owned(),
+            cpuset: controllers.split_whitespace().any(|c| c == "cpuset"),
+        })
+    }
+
     /// The path of cgroup `id` (`/` is the root), walking the tree again
     /// when it is not known and the last walk is old enough.
     pub fn path(&mut self, id: u64) -> Option<String> {
