@@ -62,7 +62,12 @@ fn a_live_recording_names_its_sources_and_why_each_cpu_is_judged_so() {
     let head = rdr.headers().unwrap().clone();
     let col = |n: &str| head.iter().position(|h| h == n).unwrap();
     let (cpu, verdict, why, who) = (col("cpu"), col("verdict"), col("why"), col("intruders"));
-    assert_eq!(head.len() - 2, why, "why and intruders end the row");
+    assert_eq!(
+        head.len() - 3,
+        why,
+        "why, intruders and their cgroups end the row"
+    );
+    assert_eq!(head.get(head.len() - 1), Some("intruder_cgroups"));
     for r in rdr.records() {
         let r = r.unwrap();
         let row = r.iter().collect::<Vec<_>>().join(",");

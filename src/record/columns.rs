@@ -124,6 +124,8 @@ pub enum Kind {
     Why,
     /// The longest-running other tasks, `comm[pid]:ms`, up to three.
     Intruders,
+    /// The cgroup of each of them.
+    IntruderCgroups,
     /// `findings`: finding ids separated by `;`.
     Findings,
     /// `repetition`: the run of `run --repeat` the interval belongs to.
@@ -438,6 +440,12 @@ impl Schema {
             None,
             "watched CPUs that were traced: the other tasks that ran longest, `comm[pid]:ms`, `;`-separated, up to 3",
             Kind::Intruders,
+        );
+        add(
+            "intruder_cgroups",
+            None,
+            "the cgroup v2 path of each of `intruders`, in the same order, `;`-separated (empty where not known)",
+            Kind::IntruderCgroups,
         );
         Schema { columns: c, states }
     }

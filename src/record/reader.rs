@@ -22,13 +22,14 @@ pub struct ReadError {
 
 /// Columns that are not numbers (besides `time` and `t_s`); `repetition`
 /// is a series' (`run --repeat`) and read apart.
-const TEXT: [&str; 7] = [
+const TEXT: [&str; 8] = [
     "cpu",
     "dt_s",
     "verdict",
     "findings",
     "why",
     "intruders",
+    "intruder_cgroups",
     crate::record::columns::REPETITION,
 ];
 

@@ -108,6 +108,7 @@ pub fn tags(s: &Sample) -> Vec<RowTags> {
                 findings: j.ids_of(r.cpu).into_iter().map(str::to_string).collect(),
                 why: v.map(why).unwrap_or_default(),
                 intruders: intruders(s, r.cpu),
+                intruder_cgroups: intruder_cgroups(s, r.cpu),
                 repetition: None,
             }
         })
@@ -168,6 +169,21 @@ fn intruders(s: &Sample, cpu: u32) -> Vec<String> {
         .iter()
         .take(INTRUDERS)
         .map(|i| format!("{}[{}]:{:.2}", i.task.comm, i.task.pid, i.ns as f64 / 1e6))
+        .collect()
+}
+
+/// The cgroup path of each task [`intruders`] names, in its order.
+fn intruder_cgroups(s: &Sample, cpu: u32) -> Vec<String> {
+    if !s.watched.contains(&cpu) {
+        return Vec::new();
+    }
+    let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(cpu)) else {
+        return Vec::new();
+    };
+    t.intruders
+        .iter()
+        .take(INTRUDERS)
+        .map(|i| i.task.cgroup.clone().unwrap_or_default())
         .collect()
 }
 
@@ -428,7 +444,11 @@ mod tags_tests {
                     window_ns: 1_000_000_000,
                     intruders: vec![
                         task("kworker/1:1", 77, 12.345),
-                        task("sshd", 900, 3.0),
+                        {
+                            let mut t = task("sshd", 900, 3.0);
+                            t.task.cgroup = Some("/system.slice/ssh.service".into());
+                            t
+                        },
                         task("rcu_sched", 15, 0.094),
                         task("bash", 1000, 0.01),
                     ],
@@ -439,6 +459,9 @@ mod tags_tests {
             ..Sample::default()
         };
         let t = tags(&s);
+        // each named task's cgroup in the same order, empty where unknown
+        assert_eq!(t[1].intruder_cgroups, ["", "/system.slice/ssh.service", ""]);
+        assert!(t[0].intruder_cgroups.is_empty());
         let got: Vec<(&str, String)> = t
             .iter()
             .map(|r| (r.why.as_str(), r.intruders.join(";")))

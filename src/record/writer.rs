@@ -36,6 +36,8 @@ pub struct RowTags {
     pub why: String,
     /// `comm[pid]:ms` of the other tasks that ran longest (traced CPUs).
     pub intruders: Vec<String>,
+    /// The cgroup path of each of them (empty where not known).
+    pub intruder_cgroups: Vec<String>,
     /// The run of a series the interval belongs to.
     pub repetition: Option<u32>,
 }
@@ -394,6 +396,12 @@ impl Recorder {
                 Kind::Findings => self.line.push_str(&tag.findings.join(";")),
                 Kind::Why => self.line.push_str(&tag.why),
                 Kind::Intruders => self.line.push_str(&tag.intruders.join(";")),
+                Kind::IntruderCgroups => {
+                    // nothing at all where no cgroup is known
+                    if tag.intruder_cgroups.iter().any(|c| !c.is_empty()) {
+                        self.line.push_str(&tag.intruder_cgroups.join(";"));
+                    }
+                }
                 Kind::Repetition => {
                     if let Some(n) = tag.repetition {
                         let _ = write!(self.line, "{n}");

@@ -374,8 +374,18 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
             .enumerate()
         {
             let mark = if k == s.task_at { "▸" } else { " " };
+            // its cgroup as an operator knows it, where it is not the root
+            let from = match i
+                .task
+                .cgroup
+                .as_deref()
+                .map(crate::collect::cgroup_name::parse)
+            {
+                None | Some(crate::collect::cgroup_name::CgroupName::Root) => String::new(),
+                Some(name) => format!(" · {name}"),
+            };
             lines.push((
-                format!("{mark}{}[{}] ×{}", i.task.comm, i.task.pid, i.slices),
+                format!("{mark}{}[{}] ×{}{from}", i.task.comm, i.task.pid, i.slices),
                 ms(i.ns),
             ));
         }
