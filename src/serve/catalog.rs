@@ -310,6 +310,15 @@ def!(
     "How long tasks waited for a watched CPU since serve started, from their wake-up or preemption to their switch in (BPF on sched_wakeup and sched_switch); buckets at powers of two of nanoseconds, as the kernel counts them."
 );
 def!(
+    CGROUP_SECONDS,
+    "noisetop_cgroup_cpu_seconds",
+    Counter,
+    S,
+    ["cgroup", "cpus"],
+    Machine,
+    "CPU time the tasks of each cgroup (v2 path) took on the watched CPUs since serve started, counted in the kernel by BPF: the 50 longest by name, the rest summed as other (at most 500 kept)."
+);
+def!(
     PKG_SECONDS,
     "noisetop_package_cpu_seconds",
     Counter,
@@ -633,6 +642,7 @@ pub const ALL: &[Def] = &[
     CPU_INTRUDER,
     CPU_STOLEN,
     CPU_RUNQ_WAIT,
+    CGROUP_SECONDS,
     PKG_SECONDS,
     PKG_IRQ_KIND,
     PKG_SOFTIRQ,

@@ -42,6 +42,8 @@ pub struct Input<'a> {
     pub probe: Option<&'a super::probe::LastProbe>,
     /// Run-queue waits of each watched CPU since start.
     pub runq: &'a super::runq::PerCpu,
+    /// CPU time by cgroup on the watched CPUs since start.
+    pub cgroup_time: &'a super::cgroup_time::CgroupTime,
 }
 
 /// An exposition and its series count.
@@ -323,6 +325,9 @@ fn traced(w: &mut Writer, inp: &Input<'_>) {
     }
     w.family(m::CPU_RUNQ_WAIT);
     super::runq::write(w, inp.runq);
+    w.family(m::CGROUP_SECONDS);
+    inp.cgroup_time
+        .write(w, &crate::collect::cpulist::format(&inp.sample.watched));
 }
 
 /// The CPUs of each (package, core type), from the topology.

@@ -6,6 +6,7 @@
 //! asked), so ten scrapers cost what one does and none reads the kernel.
 
 pub mod catalog;
+pub mod cgroup_time;
 pub mod expose;
 pub mod http;
 pub mod negotiate;
@@ -145,6 +146,8 @@ pub struct Exporter {
     probe: probe::LastProbe,
     /// Run-queue waits of each watched CPU since start.
     runq: runq::PerCpu,
+    /// CPU time by cgroup on the watched CPUs since start.
+    cgroup_time: cgroup_time::CgroupTime,
 }
 
 impl Exporter {
@@ -162,6 +165,7 @@ impl Exporter {
             last_len: 0,
             probe: probe::LastProbe::default(),
             runq: runq::PerCpu::new(),
+            cgroup_time: cgroup_time::CgroupTime::default(),
         }
     }
 
@@ -185,6 +189,7 @@ impl Exporter {
         self.samples += 1;
         self.probe.refresh();
         runq::observe(&mut self.runq, s.trace.as_ref());
+        self.cgroup_time.observe(s.trace.as_ref());
         for p in &s.interval.pkgs {
             for (domain, w) in &p.watts {
                 if let Some(w) = w {
@@ -211,6 +216,7 @@ impl Exporter {
             self_cpu_s: crate::sys::process_cpu_ns().map(|ns| ns as f64 / 1e9),
             probe: Some(&self.probe),
             runq: &self.runq,
+            cgroup_time: &self.cgroup_time,
         };
         let cap = self.last_len + self.last_len / 8;
         let classic = expose::write(Format::Classic, &inp, cap);
