@@ -276,12 +276,17 @@ fn settings(s: &State, room: usize) -> Line<'static> {
 /// of the feed.
 fn availability(s: &State, room: usize) -> Line<'static> {
     let t = s.theme;
-    let missing: Vec<&str> = s
+    let mut missing: Vec<&str> = s
         .statuses
         .iter()
         .filter(|st| st.rung.is_none())
         .map(|st| short_metric(st.metric))
         .collect();
+    // who ran is sampled, not counted in the kernel: said beside the rest
+    // (u gives the reason)
+    if s.trace_missing.is_some() && !s.statuses.is_empty() {
+        missing.push("exact who-ran");
+    }
     let mut pieces = vec![if s.statuses.is_empty() {
         Piece::new("waiting for the first snapshot…", t.dim(), ALWAYS)
     } else if missing.is_empty() {

@@ -396,7 +396,7 @@ fn why_text(s: &State, inner: usize) -> Vec<Line<'static>> {
         lines.extend(fact("current frequency", n.clone()));
     }
     lines.extend(fact(
-        "who ran (tracepoints)",
+        "who ran",
         s.trace_status
             .clone()
             .unwrap_or_else(|| format!("{}: no sample yet", fmt::UNKNOWN)),

@@ -207,6 +207,8 @@ pub struct State {
     pub foreign: Option<String>,
     /// The last word on who-ran attribution: the traced CPUs, or why none.
     pub trace_status: Option<String>,
+    /// Why who ran is not counted in the kernel, where it is not.
+    pub trace_missing: Option<String>,
     /// The last `noisetop probe` of this machine, shown in a CPU's detail.
     pub probe: Option<crate::probe::ProbeReport>,
     /// Every finding of the session.
@@ -299,6 +301,7 @@ impl State {
             notes: Vec::new(),
             foreign: None,
             trace_status: None,
+            trace_missing: None,
             probe: None,
             log: FindingLog::default(),
             history: History::default(),
@@ -373,6 +376,7 @@ impl State {
             .as_ref()
             .map(|r| r.as_ref().ok().map(|o| (o.since_first, o.woke_since_first)));
         self.trace = s.trace;
+        self.trace_missing = s.trace_missing;
         if let Some(n) = s.notes.iter().find_map(|n| n.strip_prefix("who ran: ")) {
             self.trace_status = Some(n.to_string());
         }

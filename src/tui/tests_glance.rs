@@ -611,3 +611,23 @@ fn an_unwatched_row_names_its_longest_runner_above_five_percent() {
     // 4.9 %: not named
     assert!(!row("0").contains("rustc["), "{}", row("0"));
 }
+
+/// Where BPF could not count who ran, the header says so beside the other
+/// unavailable figures, and `u` gives the reason.
+#[test]
+fn the_header_says_who_ran_is_not_exact_where_bpf_was_refused() {
+    let mut s = vm();
+    s.view = View::Cores;
+    assert!(!draw(&s, 160, 50).contains("exact who-ran"));
+    s.trace_missing = Some(
+        "BPF: loading BPF type data was refused (Operation not permitted): it needs root, or \
+         CAP_BPF with CAP_PERFMON"
+            .into(),
+    );
+    let screen = draw(&s, 160, 50);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("unavailable: "))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(line.contains("exact who-ran"), "{line}");
+}
