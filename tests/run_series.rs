@@ -379,7 +379,11 @@ fn the_report_to_a_file_leaves_the_commands_output_alone_and_loads_as_json() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "only this\n");
     let text = std::fs::read_to_string(&txt).unwrap();
-    assert!(text.starts_with("noisetop run: `echo only this`"), "{text}");
+    // the command as a shell takes it back
+    assert!(
+        text.starts_with("noisetop run: `echo 'only this'`"),
+        "{text}"
+    );
     assert!(text.contains("\nbottom line: "), "{text}");
 }
 
@@ -428,8 +432,12 @@ fn a_signal_mid_series_reports_the_runs_done_and_not_the_one_it_ended() {
         .and_then(|x| x.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
     assert!(n >= 2, "{line}");
+    // the table's rows: from its header to the first blank line
     let rows = text
         .lines()
+        .skip_while(|l| !l.starts_with("run "))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
         .filter(|l| {
             l.split_whitespace()
                 .next()
