@@ -560,6 +560,13 @@ fn the_image_runs_as_the_daemonset_says_and_prometheus_scrapes_it() {
             query(pid, &prom_url, "noisetop_metric_unavailable")
         );
     }
+    // noisetop says it samples, beside Prometheus's own up
+    let up = query(pid, &prom_url, "noisetop_up");
+    assert_eq!(
+        up.iter().map(|u| u.1).collect::<Vec<_>>(),
+        [1.0],
+        "noisetop_up: {up:?}"
+    );
     let version = query(pid, &prom_url, "noisetop_build_info");
     assert_eq!(
         version.first().map(|v| v.0["version"].clone()),

@@ -87,6 +87,56 @@ fn a_scrape_of_the_real_1152_cpu_capture_fits_the_budget() {
         })
         .count();
     assert_eq!(devices, 0);
+    // 500 cgroups on every CPU: the watched CPUs' every task, the other
+    // CPUs' 8 longest each, all in cgroups of their own; the per-class cap
+    // keeps the family at 3 × 51 series and the whole within the budget
+    let task = |pid: u32| noisetop::noise::TracedTask {
+        comm: "t".into(),
+        pid,
+        tid: pid,
+        per_cpu_kthread: false,
+        exited: false,
+        cgroup: Some(format!("/kubepods/burstable/pod{pid}/c{pid}")),
+    };
+    let cpu = |cpu: u32, tasks: std::ops::Range<u32>| noisetop::noise::TracedCpu {
+        cpu,
+        window_ns: 1_000_000_000,
+        intruders: tasks
+            .map(|p| noisetop::noise::traced::Intruder {
+                task: task(p),
+                ns: 1_000 + u64::from(p),
+                slices: 1,
+                charged_ns: None,
+            })
+            .collect(),
+        ..noisetop::noise::TracedCpu::default()
+    };
+    let mut many = (*s).clone();
+    many.trace = Some(noisetop::noise::Traced {
+        cpus: [2, 3, 4, 5].iter().map(|&c| cpu(c, 0..500)).collect(),
+        browsed: (0..1152u32)
+            .filter(|c| !(2..=5).contains(c))
+            .map(|c| cpu(c, (c % 500)..(c % 500 + 8)))
+            .collect(),
+        ..noisetop::noise::Traced::default()
+    });
+    ex.publish(&many);
+    let p = shared.latest().unwrap();
+    let text = String::from_utf8(p.classic.to_vec()).unwrap();
+    let cgroups = text
+        .lines()
+        .filter(|l| l.starts_with("noisetop_cgroup_cpu_seconds_total{"))
+        .count();
+    assert!(cgroups <= 3 * 51, "{cgroups} cgroup series");
+    assert!(
+        text.contains("noisetop_cgroup_cpu_seconds_total{cgroup=\"other\",cpus=\"watched\"}"),
+        "the cgroups past the 50 longest are summed"
+    );
+    assert!(p.series < 10_000, "{} series with 500 cgroups", p.series);
+    eprintln!(
+        "1152 CPUs, 500 cgroups: {} series, {cgroups} of them by cgroup",
+        p.series
+    );
 }
 
 #[test]

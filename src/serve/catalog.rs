@@ -316,7 +316,7 @@ def!(
     S,
     ["cgroup", "cpus"],
     Machine,
-    "CPU time the tasks of each cgroup (v2 path) took on the watched CPUs since serve started, counted in the kernel by BPF: the 50 longest by name, the rest summed as other (at most 500 kept)."
+    "CPU time the tasks of each cgroup (v2 path) took since serve started, counted in the kernel by BPF, by class of CPU (cpus: watched, isolated or other; other CPUs count their 8 longest tasks): per class the 50 longest by name, the rest summed as cgroup=other (at most 500 kept per class)."
 );
 def!(
     PKG_SECONDS,
@@ -598,6 +598,15 @@ def!(
     "Requests for /metrics served, as of the latest interval."
 );
 def!(
+    UP,
+    "noisetop_up",
+    Gauge,
+    None,
+    [],
+    Machine,
+    "1 while noisetop samples: this exposition is of an interval it judged (Prometheus's own up says only that the scrape answered)."
+);
+def!(
     BUILD,
     "noisetop_build",
     Info,
@@ -674,6 +683,7 @@ pub const ALL: &[Def] = &[
     OWN_IPIS,
     OWN_WAKEUPS,
     SCRAPES,
+    UP,
     BUILD,
     SERIES,
 ];

@@ -326,8 +326,7 @@ fn traced(w: &mut Writer, inp: &Input<'_>) {
     w.family(m::CPU_RUNQ_WAIT);
     super::runq::write(w, inp.runq);
     w.family(m::CGROUP_SECONDS);
-    inp.cgroup_time
-        .write(w, &crate::collect::cpulist::format(&inp.sample.watched));
+    inp.cgroup_time.write(w);
 }
 
 /// The CPUs of each (package, core type), from the topology.
@@ -588,6 +587,8 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     }
     w.family(m::SCRAPES);
     w.sample(&[], inp.scrapes as f64);
+    w.family(m::UP);
+    w.sample(&[], 1.0);
     w.family(m::BUILD);
     w.sample(&[("version", env!("CARGO_PKG_VERSION"))], 1.0);
 }

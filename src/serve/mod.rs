@@ -189,7 +189,10 @@ impl Exporter {
         self.samples += 1;
         self.probe.refresh();
         runq::observe(&mut self.runq, s.trace.as_ref());
-        self.cgroup_time.observe(s.trace.as_ref());
+        self.cgroup_time.observe(
+            s.trace.as_ref(),
+            self.machine.sets.isolated.as_deref().unwrap_or(&[]),
+        );
         for p in &s.interval.pkgs {
             for (domain, w) in &p.watts {
                 if let Some(w) = w {
