@@ -118,6 +118,16 @@ pub struct InKernelSwitches {
     cpus: Vec<u32>,
 }
 
+/// A live task's cgroup v2 path, from the `0::` line of
+/// /proc/TID/cgroup.
+fn v2_path(proc: &Path, tid: u32) -> Option<String> {
+    let text = crate::source::read_small(&proc.join(format!("{tid}/cgroup")), 4096).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .map(|p| p.trim().to_string())
+        .filter(|p| p.starts_with('/'))
+}
+
 /// Loads the programs and opens both sources over them.
 pub fn open(
     sysfs: &Path,
@@ -184,7 +194,12 @@ impl InKernelTrace {
             tid: t.tid,
             per_cpu_kthread: per_cpu,
             exited: !crate::source::tasks::alive(&proc, t.tid),
-            cgroup: cgroup.and_then(|id| self.cgroups.path(id)),
+            // a task that has not switched out since its slot was taken
+            // has no cgroup id yet: /proc says it while the task lives
+            cgroup: cgroup
+                .filter(|&id| id != 0)
+                .and_then(|id| self.cgroups.path(id))
+                .or_else(|| v2_path(&proc, t.tid)),
         }
     }
 
