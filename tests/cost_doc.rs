@@ -103,6 +103,9 @@ fn the_figures_the_cost_page_repeats_are_the_codes() {
     let cgroups: u64 = source_const("src/source/cgroups.rs", "MAX_CGROUPS")
         .parse()
         .unwrap();
+    let causes: u64 = source_const("src/cmd/run/report.rs", "CAUSES_KEPT")
+        .parse()
+        .unwrap();
     let rescan = source_const("src/source/cgroups.rs", "RESCAN");
     assert_eq!(rescan, "Duration::from_secs(10)", "the cgroup walk's pause");
     // the histogram's top: 2^39 ns, about 550 s
@@ -132,6 +135,12 @@ fn the_figures_the_cost_page_repeats_are_the_codes() {
             n(2 * kept)
         ),
         format!("the shortest past the first {} are folded", n(kept)),
+        format!(
+            "causes are held to {} likewise: past {}, those seen in the fewest intervals are \
+             dropped",
+            n(causes),
+            n(2 * causes)
+        ),
         "walked again at most every ten seconds".to_string(),
         format!(
             "a machine with more than {} maps the first found",
