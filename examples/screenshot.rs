@@ -1,11 +1,11 @@
-//! Draws the README's pictures (`noisetop::tui::shot::PICTURES`) into a
-//! folder, `assets/` by default:
+//! Draws the pictures of the README and docs/dashboard.md
+//! (`noisetop::tui::shot::PICTURES`) into a folder, `assets/` by default:
 //!
 //! ```sh
 //! cargo run --release --example screenshot -- assets/
 //! ```
 //!
-//! `dashboard.svg` replays the capture kept in
+//! `cores.svg` and `dashboard.svg` replay the capture kept in
 //! `assets/captures/vm-2cpu-intruder`; `overview.svg` reads the EPYC tree
 //! of the public captures (`../shared/captures`), and is left out, with a
 //! message and a failing exit, where they are absent.

@@ -374,7 +374,7 @@ fn dashboard(secs: u64) -> Option<Window> {
     // affinity of the thread that starts it.
     noisetop::sys::pin_to(&[0]).expect("CPU 0 is online");
     // and so are unbound kworkers (the pty's flush work after each frame),
-    // as the README advises for an isolated setup; restored on drop
+    // as docs/hands-off.md advises for an isolated setup; restored on drop
     let _wq = UnboundOnCpu0::set();
     let t = tmux::Tmux::start("handsoff", &format!("{BIN} --watch 1"))?;
     t.wait_for(&["IPI to watched"]);

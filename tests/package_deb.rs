@@ -78,6 +78,8 @@ fn the_deb_installs_runs_and_goes_away() {
         "./etc/default/noisetop",
         "./usr/lib/systemd/system/noisetop.service",
         "./usr/share/doc/noisetop/copyright",
+        "./usr/share/doc/noisetop/README.md",
+        "./usr/share/doc/noisetop/docs/cost.md",
     ] {
         assert!(files.contains(&want), "{want} missing:\n{listing}");
     }

@@ -122,17 +122,14 @@ fn compare_of_two_probes_gives_the_measured_sentence() {
     assert!(err.contains("is a probe recording and"), "{err}");
 }
 
-/// The README's probe section: its CSV header, its compare sentence, its
-/// counts and its peer command lines are the code's.
+/// docs/probe.md: its CSV header, its compare sentence, its counts and its
+/// peer command lines are the code's.
 #[test]
-fn the_readme_probe_section_is_the_code() {
+fn the_probe_page_is_the_code() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let start = readme
-        .find("\n## noisetop probe\n")
-        .expect("a probe section");
-    let sec = &readme[start..];
-    let sec = &sec[1..sec[1..].find("\n## ").unwrap()];
+    let page = std::fs::read_to_string(root.join("docs/probe.md")).unwrap();
+    assert!(page.starts_with("# noisetop probe\n"), "the probe page");
+    let sec = page.as_str();
     let header = noisetop::probe::report::CSV_COLUMNS.join(",");
     assert!(sec.contains(&format!("```\n{header}\n```")), "CSV header");
     let fx = root.join("tests/fixtures/probe");

@@ -1,22 +1,24 @@
-//! The batch sample in README.md is what `noisetop replay --batch --watch
-//! 2-3 --cpus 0-3` prints for the synthetic 8-CPU laptop capture (two instants), so
-//! the README cannot drift from the program. On a mismatch the test prints the block
-//! to paste.
+//! The batch sample in docs/batch.md is what `noisetop replay --batch
+//! --watch 2-3 --cpus 0-3` prints for the synthetic 8-CPU laptop capture
+//! (two instants), so the page cannot drift from the program. On a mismatch
+//! the test prints the block to paste.
 
 use std::path::Path;
 
 use noisetop::synth::{self, Flavor, Spec};
 
-/// The text between the README's batch-sample markers, without the fence.
+/// The text between the batch-sample markers of docs/batch.md, without
+/// the fence.
 fn readme_block() -> String {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/batch.md"))
+            .unwrap();
     let start = readme
         .find("<!-- batch-sample -->")
-        .expect("README has a batch-sample marker");
+        .expect("docs/batch.md has a batch-sample marker");
     let end = readme
         .find("<!-- /batch-sample -->")
-        .expect("README has an end marker");
+        .expect("docs/batch.md has an end marker");
     let block = &readme[start..end];
     let body = block.split_once("```text\n").expect("a text fence").1;
     body.rsplit_once("```")
@@ -46,5 +48,9 @@ fn the_readme_batch_sample_is_what_the_program_prints() {
         String::from_utf8_lossy(&out.stderr)
     );
     let want = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(readme_block(), want, "paste this into README.md:\n{want}");
+    assert_eq!(
+        readme_block(),
+        want,
+        "paste this into docs/batch.md:\n{want}"
+    );
 }

@@ -1,7 +1,10 @@
-//! The README's figures and formats, read from the README and checked
-//! against what the code does: the capture table formats against what
-//! `noisetop capture` writes, the list of files read each interval against
-//! what the sampler reads, and the files a replay requires.
+//! The figures and formats of the README and the pages under docs/, read
+//! from them and checked against what the code does: the capture table
+//! formats (docs/capture.md) against what `noisetop capture` writes, the
+//! list of files read each interval (docs/metrics.md) against what the
+//! sampler reads, the files a replay requires, the hands-off reasons
+//! (docs/hands-off.md), the check rules' texts (docs/check.md), the
+//! README's subcommands and test command, and the links between pages.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -15,19 +18,11 @@ use noisetop::source::capture::Captured;
 use noisetop::source::fs::{Base, Fs, Roots};
 use noisetop::synth::{self, Flavor, Spec};
 
-fn readme() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
-}
+#[path = "common/docs.rs"]
+mod docs;
 
-/// The text of the README section whose heading is `title`.
-fn section(title: &str) -> String {
-    let text = readme();
-    let start = text
-        .find(&format!("\n## {title}\n"))
-        .unwrap_or_else(|| panic!("README has no section {title:?}"));
-    let body = &text[start + title.len() + 5..];
-    let end = body.find("\n## ").unwrap_or(body.len());
-    body[..end].to_string()
+fn readme() -> String {
+    docs::read("README.md")
 }
 
 const FLAVORS: [Flavor; 5] = [
@@ -48,8 +43,8 @@ fn synth_capture(dir: &Path, flavor: Flavor, instants: u32) {
 
 // ------------------------------------------------------------ files read
 
-/// A path read, with the numbers that vary between machines named as the
-/// README names them (`cpuN`, `stateK`, `hwmonN`, `tempK_input`, `ZONE`).
+/// A path read, with the numbers that vary between machines named as
+/// docs/metrics.md names them (`cpuN`, `stateK`, `hwmonN`, `tempK_input`, `ZONE`).
 fn pattern(base: Base, rel: &str) -> String {
     let root = match base {
         Base::Proc => "/proc",
@@ -95,9 +90,12 @@ fn pattern(base: Base, rel: &str) -> String {
     format!("{root}/{path}")
 }
 
-/// The README's list of files read each interval.
+/// The list of files read each interval, in docs/metrics.md.
 fn readme_interval_files() -> BTreeSet<String> {
-    let s = section("Files read each interval, and only at start");
+    let s = docs::section(
+        "docs/metrics.md",
+        "Files read each interval, and only at start",
+    );
     let start = s.find("```text\n").expect("a text block") + 8;
     let end = start + s[start..].find("```").unwrap();
     s[start..end].lines().map(str::to_string).collect()
@@ -136,7 +134,7 @@ fn the_files_read_each_interval_are_the_readme_list() {
         for p in &each {
             assert!(
                 listed.contains(p),
-                "{flavor:?} reads {p} each interval; the README does not list it"
+                "{flavor:?} reads {p} each interval; docs/metrics.md does not list it"
             );
         }
         assert!(!each.contains("/proc/cpuinfo"));
@@ -145,7 +143,7 @@ fn the_files_read_each_interval_are_the_readme_list() {
     for p in &listed {
         assert!(
             seen_anywhere.contains(p),
-            "the README lists {p}, which no sampler read each interval"
+            "docs/metrics.md lists {p}, which no sampler read each interval"
         );
     }
 }
@@ -188,10 +186,10 @@ fn a_costly_current_frequency_file_is_dropped_with_its_reason() {
 
 // ------------------------------------------------------------ capture format
 
-/// The formats the README gives for one capture table: every backticked
-/// span after `- `name`:` on its bullet.
+/// The formats docs/capture.md gives for one capture table: every
+/// backticked span after `- `name`:` on its bullet.
 fn readme_formats(name: &str) -> Vec<Vec<String>> {
-    let s = section("Capture format");
+    let s = docs::section("docs/capture.md", "Capture format");
     let key = format!("- `{name}`:");
     let at = s
         .find(&key)
@@ -204,7 +202,7 @@ fn readme_formats(name: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Whether one token of a table line has the shape a README word gives.
+/// Whether one token of a table line has the shape a documented word gives.
 fn token_fits(word: &str, tok: &str) -> bool {
     let dec = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     let hex = |t: &str| {
@@ -221,7 +219,7 @@ fn token_fits(word: &str, tok: &str) -> bool {
     }
 }
 
-/// Whether a table line matches a README format (`…` repeats the word
+/// Whether a table line matches a documented format (`…` repeats the word
 /// before it, `MESSAGE` takes the rest of the line).
 fn line_fits(format: &[String], line: &str) -> bool {
     let toks: Vec<&str> = line.split_whitespace().collect();
@@ -250,7 +248,10 @@ fn check_tables(instant: &Path, what: &str) -> usize {
     let mut lines = 0;
     for name in ["clock", "perf", "msr"] {
         let formats = readme_formats(name);
-        assert!(!formats.is_empty(), "README gives no format for {name}");
+        assert!(
+            !formats.is_empty(),
+            "docs/capture.md gives no format for {name}"
+        );
         let Ok(text) = std::fs::read_to_string(instant.join("noisetop").join(name)) else {
             continue;
         };
@@ -260,7 +261,7 @@ fn check_tables(instant: &Path, what: &str) -> usize {
         {
             assert!(
                 formats.iter().any(|f| line_fits(f, line)),
-                "{what} noisetop/{name} line {line:?} fits none of the README formats {formats:?}"
+                "{what} noisetop/{name} line {line:?} fits none of the documented formats {formats:?}"
             );
             lines += 1;
         }
@@ -314,7 +315,7 @@ fn a_replay_requires_only_the_clock() {
     let dir = tempfile::tempdir().unwrap();
     let cap = dir.path().join("cap");
     synth_capture(&cap, Flavor::IntelLaptop, 3);
-    let s = section("Capture format");
+    let s = docs::section("docs/capture.md", "Capture format");
     assert!(s.contains("A replay requires only `noisetop/clock` in each instant"));
     for i in 0..3 {
         let inst = cap.join(format!("{i:04}"));
@@ -350,10 +351,11 @@ fn a_replay_requires_only_the_clock() {
 
 #[test]
 fn the_hands_off_reason_is_the_one_noisetop_gives() {
-    let s = section("Hands-off: noisetop does not interrupt a watched CPU");
+    let s = docs::read("docs/hands-off.md");
+    assert!(s.starts_with("# Hands-off: noisetop does not interrupt a watched CPU\n"));
     let said = noisetop::hands_off::not_read(&[7]).replace('7', "N");
-    assert!(s.contains(&format!("`{said}`")), "README: {s}");
-    // the lines each sink prints, as the README quotes them
+    assert!(s.contains(&format!("`{said}`")), "docs/hands-off.md: {s}");
+    // the lines each sink prints, as the page quotes them
     let ipis = noisetop::pipeline::OwnIpis::text(&Ok(noisetop::pipeline::OwnIpis {
         cpus: vec![1],
         setup: 7,
@@ -368,42 +370,46 @@ fn the_hands_off_reason_is_the_one_noisetop_gives() {
         s.contains(
             "`# IPIs to watched CPU 1: N since the\nfirst sample (M at setup); W wake-ups of tasks there`"
         ),
-        "README: {s}"
+        "docs/hands-off.md: {s}"
     );
     assert!(
         s.contains("`N IPI (+W wake-ups) to watched`"),
-        "README: {s}"
+        "docs/hands-off.md: {s}"
     );
+    // the file table it grows at start, as the page gives its size
+    assert_eq!(noisetop::sys::fd_table_size(3), 2 * (64 + 4 * 3));
+    assert!(s.contains("2 × (64 + 4 × CPUs) descriptors"), "{s}");
 }
 
 #[test]
 fn the_owner_change_threshold_is_the_rules() {
-    let text = readme();
-    let at = text.find("#### finding-owner-changed").unwrap();
-    let s = &text[at..at + text[at..].find("\n#### finding-csw").unwrap()];
+    let text = docs::read("docs/verdicts.md");
+    let at = text.find("### finding-owner-changed").unwrap();
+    let s = &text[at..at + text[at..].find("\n### finding-csw").unwrap()];
     let pct = noisetop::noise::OWNER_MIN_PCT;
     assert!(
         s.contains(&format!("under {pct} % of the interval")),
-        "README: {s}"
+        "docs/verdicts.md: {s}"
     );
 }
 
 // ------------------------------------------------------------ check rules
 
-/// Each `check` rule's README section holds the text the man page's CHECK
-/// RULES section prints, word for word, so a verdict's `see` line leads an
-/// installed binary's user to the same explanation.
+/// Each `check` rule's section in docs/check.md holds the text the man
+/// page's CHECK RULES section prints, word for word, so a verdict's `see`
+/// line leads an installed binary's user to the same explanation.
 #[test]
 fn check_rule_sections_are_the_man_page_texts() {
-    let text = readme();
+    let text = docs::read("docs/check.md");
     for (id, explained) in noisetop::check::explain::EXPLAIN {
-        let head = format!("\n#### check-{id}\n\n");
+        let head = format!("\n### check-{id}\n\n");
         let at = text
             .find(&head)
-            .unwrap_or_else(|| panic!("README has no section check-{id}"));
+            .unwrap_or_else(|| panic!("docs/check.md has no section check-{id}"));
         let body = &text[at + head.len()..];
+        // the paragraph, which the page's last section ends with the file
         let end = body.find("\n\n").unwrap_or(body.len());
-        assert_eq!(&body[..end], explained, "check-{id}");
+        assert_eq!(body[..end].trim_end(), explained, "check-{id}");
     }
     let man = noisetop::cmd::help::man_page().unwrap();
     let rules = &man[man
@@ -417,24 +423,25 @@ fn check_rule_sections_are_the_man_page_texts() {
     }
 }
 
-/// The README's shell blocks run as written after `cargo install`: sudo's
-/// `secure_path` leaves `~/.cargo/bin` out, so no block runs a bare
+/// The documents' shell blocks run as written after `cargo install`:
+/// sudo's `secure_path` leaves `~/.cargo/bin` out, so no block runs a bare
 /// `sudo noisetop`.
 #[test]
 fn shell_blocks_give_sudo_the_path_of_noisetop() {
-    let text = readme();
-    let mut in_sh = false;
-    for (n, line) in text.lines().enumerate() {
-        if line.starts_with("```") {
-            in_sh = line == "```sh";
-            continue;
-        }
-        if in_sh {
-            assert!(
-                !line.trim_start().starts_with("sudo noisetop"),
-                "README line {}: {line}",
-                n + 1
-            );
+    for (path, text) in docs::all() {
+        let mut in_sh = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with("```") {
+                in_sh = line == "```sh";
+                continue;
+            }
+            if in_sh {
+                assert!(
+                    !line.contains("sudo noisetop"),
+                    "{path} line {}: {line}",
+                    n + 1
+                );
+            }
         }
     }
 }
@@ -464,8 +471,8 @@ fn ci_runs_the_readme_test_command() {
     assert_eq!(last.trim(), command);
 }
 
-/// The README's count of the tests ignored without the captures is the
-/// number of tests marked so.
+/// The count of the tests ignored without the captures, in the README
+/// and docs/testing.md, is the number of tests marked so.
 #[test]
 fn the_readme_counts_the_tests_that_need_the_captures() {
     fn marked(dir: &Path) -> usize {
@@ -486,8 +493,92 @@ fn the_readme_counts_the_tests_that_need_the_captures() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let n = marked(&root.join("tests")) + marked(&root.join("src"));
-    assert!(
-        readme().contains(&format!("`../shared/captures` ({n} of them)")),
-        "{n} tests are marked"
-    );
+    for page in ["README.md", "docs/testing.md"] {
+        assert!(
+            docs::read(page).contains(&format!("`../shared/captures` ({n} of them)")),
+            "{page}: {n} tests are marked"
+        );
+    }
+}
+
+/// The README's table of commands names every subcommand `--help` lists,
+/// and no other.
+#[test]
+fn the_readme_lists_every_subcommand() {
+    use clap::CommandFactory as _;
+    let text = readme();
+    let at = text.find("\n## Commands\n").expect("a Commands section");
+    let table = &text[at..at + 1 + text[at + 1..].find("\n## ").unwrap()];
+    let listed: BTreeSet<String> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `noisetop"))
+        .flat_map(|l| {
+            // the first cell: `noisetop X`, or two commands side by side
+            let cell = l.split(" |").next().unwrap_or_default();
+            cell.split("`noisetop")
+                .filter_map(|c| c.split_whitespace().next())
+                .map(|w| w.trim_matches(['`', ',']).to_string())
+                .filter(|w| !w.is_empty() && !w.starts_with('-'))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let commands: BTreeSet<String> = noisetop::cli::Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    assert_eq!(listed, commands);
+}
+
+/// A heading as the anchor a link names it by (GitHub's rule: lower case,
+/// spaces to `-`, other punctuation dropped).
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every link from one document to another file of the repository leads
+/// to a file that is there, and to a heading of it where it names one.
+#[test]
+fn every_link_between_the_documents_leads_somewhere() {
+    let mut links = 0;
+    for (path, text) in docs::all() {
+        let dir = Path::new(&path).parent().unwrap().to_path_buf();
+        for part in text.split("](").skip(1) {
+            let target = part.split(')').next().unwrap();
+            if target.starts_with("http") {
+                continue;
+            }
+            let (file, frag) = target.split_once('#').unwrap_or((target, ""));
+            let at = if file.is_empty() {
+                Path::new(&path).to_path_buf()
+            } else {
+                dir.join(file)
+            };
+            let full = docs::root().join(&at);
+            assert!(full.exists(), "{path}: {target} leads nowhere");
+            if !frag.is_empty() {
+                let heads: Vec<String> = std::fs::read_to_string(&full)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| l.starts_with('#'))
+                    .map(|l| anchor(l.trim_start_matches('#')))
+                    .collect();
+                assert!(
+                    heads.iter().any(|h| h == frag),
+                    "{path}: {target}: no heading {frag} in {heads:?}"
+                );
+            }
+            links += 1;
+        }
+    }
+    assert!(links > 30, "only {links} links");
 }

@@ -1,9 +1,10 @@
-//! The README's pictures are what `cargo run --release --example
-//! screenshot -- assets/` draws: each is drawn again here through the same
-//! code (`noisetop::tui::shot`) and must equal the committed file byte for
-//! byte. What the README says they show is checked on the same screens.
-//! The overview reads `../shared/captures`; where it is absent that picture
-//! is skipped with a message (the dashboard's capture is in the repository).
+//! The pictures of the README and docs/dashboard.md are what `cargo run
+//! --release --example screenshot -- assets/` draws: each is drawn again
+//! here through the same code (`noisetop::tui::shot`) and must equal the
+//! committed file byte for byte. What the pages say they show is checked
+//! on the same screens. The overview reads `../shared/captures`; where it
+//! is absent that picture is skipped with a message (the capture of the
+//! other two is in the repository).
 
 use std::path::Path;
 
@@ -34,11 +35,21 @@ fn drawn(p: &Picture) -> Option<ratatui::buffer::Buffer> {
 #[test]
 fn the_committed_pictures_are_what_the_documented_command_draws() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(readme.contains(COMMAND), "the README names {COMMAND}");
+    let page = std::fs::read_to_string(repo().join("docs/dashboard.md")).unwrap();
+    assert!(page.contains(COMMAND), "docs/dashboard.md names {COMMAND}");
+    // the product's face: the Cores view, first in the README
+    let first = readme.split("![").nth(1).expect("a picture in the README");
+    let shown = first.split("](").nth(1).and_then(|t| t.split(')').next());
+    assert_eq!(
+        shown,
+        Some("assets/cores.svg"),
+        "the README's first picture"
+    );
     for p in &PICTURES {
         assert!(
-            readme.contains(&format!("(assets/{})", p.file)),
-            "the README shows assets/{}",
+            readme.contains(&format!("(assets/{})", p.file))
+                || page.contains(&format!("(../assets/{})", p.file)),
+            "the README or docs/dashboard.md shows assets/{}",
             p.file
         );
         let Some(b) = drawn(p) else { continue };
@@ -71,7 +82,33 @@ fn the_same_tree_draws_the_same_bytes() {
     assert!(!a.contains(&here), "{here} in the picture");
 }
 
-/// What the README says of the dashboard picture: CPU 1 of the 2-vCPU
+/// What the README and docs/dashboard.md say of the Cores view: the
+/// 2-vCPU capture at its end, CPU 1 selected and watched, its owner the
+/// benchmark and gzip named beside it, the finding that names gzip with
+/// the command that moves it.
+#[test]
+fn the_cores_picture_shows_what_the_pages_say() {
+    let p = picture("cores.svg");
+    let screen = text(&drawn(&p).unwrap());
+    for want in [
+        "replay assets/captures/vm-2cpu-intruder 90/90",
+        "end of capture",
+        "┌ Cores │",
+        "watching 1",
+        "▸   1 ",
+        "owner stress-ng-cpu[",
+        "· gzip[",
+        "CRIT intruder",
+        "CPU 1: gzip[",
+        "(the CPU belongs to stress-ng-cpu[",
+        "→ taskset -apc 0 ",
+        "MHz via kernel",
+    ] {
+        assert!(screen.contains(want), "{want:?} not on\n{screen}");
+    }
+}
+
+/// What docs/dashboard.md says of the detail picture: CPU 1 of the 2-vCPU
 /// capture, its benchmark the owner, gzip named as the intruder with the
 /// command that moves it, the interrupt sources named, 90 intervals.
 #[test]
@@ -109,7 +146,7 @@ fn the_dashboard_picture_shows_what_the_readme_says() {
     }
 }
 
-/// What the README says of the overview: the EPYC's 96 CPUs in two
+/// What docs/dashboard.md says of the overview: the EPYC's 96 CPUs in two
 /// packages, one instant, painted by each CPU's current clock, which is
 /// above the top clock on every CPU.
 #[test]
@@ -140,11 +177,11 @@ fn the_overview_picture_shows_what_the_readme_says() {
     let cur: Vec<u64> = m.cpufreq.iter().filter_map(|f| f.cur_khz).collect();
     assert_eq!(cur.len(), 96);
     let (lo, hi) = (cur.iter().min().unwrap(), cur.iter().max().unwrap());
-    assert_eq!((lo / 1000, hi / 1000), (2891, 2894), "the README's range");
+    assert_eq!((lo / 1000, hi / 1000), (2891, 2894), "the page's range");
     assert_eq!(m.max_mhz, Some(2300.0));
 }
 
-/// The README's account of the capture: one-second intervals, and a gzip
+/// docs/dashboard.md's account of the capture: one-second intervals, and a gzip
 /// job that came to CPU 1 four times (four processes each traced running
 /// at least 100 ms in a window), the benchmark the owner throughout.
 #[test]

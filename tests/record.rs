@@ -1,7 +1,7 @@
 //! The recording: round trip of a replayed capture, the ping-case pair and
 //! its explanation, a pair that differs only by noise, damaged and foreign
-//! files, appending and refusing to overwrite, the plot, and the README's
-//! schema section.
+//! files, appending and refusing to overwrite, the plot, and the schema
+//! section of docs/record.md.
 
 mod common;
 
@@ -685,15 +685,17 @@ fn plots_render_as_png_and_svg() {
     assert!(e.to_string().contains("drawn as .svg or .png"));
 }
 
-/// The README's sample and column table match what the recorder writes.
+/// The sample and column table of docs/record.md match what the recorder
+/// writes.
 #[test]
-fn readme_schema_section_matches_the_recorder() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = readme
+fn the_record_page_matches_the_recorder() {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/record.md"))
+            .unwrap();
+    let section = page
         .split("## Recording (--record)")
         .nth(1)
-        .expect("README has a `## Recording (--record)` section");
+        .expect("docs/record.md has a `## Recording (--record)` section");
     let section = section.split("\n## ").next().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("r.csv");
@@ -701,7 +703,7 @@ fn readme_schema_section_matches_the_recorder() {
     let sample = std::fs::read_to_string(&csv).unwrap();
     assert!(
         section.contains(&format!("```csv\n{sample}```")),
-        "the README sample differs from what is written now:\n{sample}"
+        "the sample in docs/record.md differs from what is written now:\n{sample}"
     );
     let schema = Schema::with_states(vec!["C6".into()]);
     for c in &schema.columns {
@@ -709,11 +711,14 @@ fn readme_schema_section_matches_the_recorder() {
             Some(t) => format!("| `{}` | `{}` |", c.name, t),
             None => format!("| `{}` | |", c.name),
         };
-        assert!(section.contains(&want), "README lacks the row {want}");
+        assert!(
+            section.contains(&want),
+            "docs/record.md lacks the row {want}"
+        );
     }
 }
 
-/// Draws the README's picture from a generated hour of a 64-CPU server:
+/// Draws docs/record.md's picture from a generated hour of a 64-CPU server:
 /// `cargo test --release --test record -- --ignored readme_plot`.
 #[test]
 #[ignore = "writes assets/record-plot.png"]
@@ -837,7 +842,7 @@ fn report_spans_from_the_first_start_to_the_last_end() {
 }
 
 /// A session that records ends with the recording's summary, as the
-/// README says (on stderr after tables); `--quiet` leaves it out.
+/// docs/record.md says (on stderr after tables); `--quiet` leaves it out.
 #[test]
 fn the_summary_at_the_end_is_said_and_quiet_leaves_it_out() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! The exporter's documents agree with the code: the README's metric list
+//! The exporter's documents agree with the code: docs/serve.md's metric list
 //! is the catalogue's, its claims about the 1152-CPU scrape hold on the real
 //! capture, and the `DaemonSet` validates against the Kubernetes schemas
 //! bundled with `kubernetes-validate` (a broken copy is refused).
@@ -17,18 +17,19 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `UPDATE_DOCS=1 cargo test --test serve_assets` writes the table anew.
 #[test]
-fn the_readme_lists_exactly_the_metrics_the_code_writes() {
-    let path = root().join("README.md");
+fn the_serve_page_lists_exactly_the_metrics_the_code_writes() {
+    let path = root().join("docs/serve.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let (open, close) = ("<!-- serve-metrics -->\n", "<!-- /serve-metrics -->");
     let a = readme
         .find(open)
-        .expect("README has the serve-metrics markers")
+        .expect("docs/serve.md has the serve-metrics markers")
         + open.len();
     let b = readme.find(close).unwrap();
     let table = catalog::markdown_table();
-    if std::env::var_os("UPDATE_README").is_some() {
+    if std::env::var_os("UPDATE_DOCS").is_some() {
         let new = format!("{}{table}{}", &readme[..a], &readme[b..]);
         std::fs::write(&path, new).unwrap();
         return;
@@ -36,7 +37,7 @@ fn the_readme_lists_exactly_the_metrics_the_code_writes() {
     assert_eq!(
         &readme[a..b],
         table,
-        "the README's metric list is stale: UPDATE_README=1 cargo test --test serve_assets"
+        "docs/serve.md's metric list is stale: UPDATE_DOCS=1 cargo test --test serve_assets"
     );
 }
 

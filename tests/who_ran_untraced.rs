@@ -84,12 +84,20 @@ fn without_bpf_or_tracefs_a_pinned_busy_loop_is_named_with_its_schedstat_time() 
     let loop_ns = around[1] - around[0];
     let r: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let why = r["trace_missing"].as_str().unwrap_or_default();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/who-ran.md"))
         .unwrap()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    assert!(readme.contains("who ran is still told, **sampled from /proc**"));
+    assert!(page.contains("who ran is still told, **sampled from /proc**"));
+    // the reason, as docs/who-ran.md quotes it for a user without CAP_BPF
+    assert!(
+        page.contains(&format!(
+            "`who ran: sampled from /proc (…) on CPU 1: not traced: {}`",
+            "BPF: loading BPF type data was refused (Operation not permitted): it needs root, or CAP_BPF with CAP_PERFMON"
+        )),
+        "docs/who-ran.md quotes the who-ran line"
+    );
     assert!(
         why.starts_with("BPF: ")
             && why.ends_with(
@@ -169,8 +177,8 @@ fn as_root_noisetop_mounts_tracefs_where_it_is_mounted_nowhere_and_says_so() {
         );
     }
     assert_eq!(text.lines().last(), Some("1"), "mounted once: {text}");
-    // the README says the same words
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+    // docs/who-ran.md says the same words
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/who-ran.md"))
         .unwrap()
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -179,6 +187,6 @@ fn as_root_noisetop_mounts_tracefs_where_it_is_mounted_nowhere_and_says_so() {
         "tracefs was not mounted: noisetop mounted it at /sys/kernel/tracing (as perf does)",
         "mounting tracefs at /sys/kernel/tracing was refused:",
     ] {
-        assert!(readme.contains(words), "the README says {words:?}");
+        assert!(page.contains(words), "docs/who-ran.md says {words:?}");
     }
 }

@@ -1,7 +1,8 @@
 //! What each `check` rule judges and why it matters, in words: the man
-//! page's CHECK RULES section is made of these texts, and the README's
-//! `check-<id>` sections hold the same (a test keeps them equal), so an
-//! installed binary carries the explanation its verdicts point to.
+//! page's CHECK RULES section is made of these texts, and the
+//! `check-<id>` sections of docs/check.md hold the same (a test keeps them
+//! equal), so an installed binary carries the explanation its verdicts
+//! point to.
 
 /// Each rule's explanation, in [`super::RULE_IDS`] order.
 pub const EXPLAIN: [(&str, &str); 20] = [

@@ -57,7 +57,8 @@ impl Status {
 /// The verdict of one rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleResult {
-    /// Stable kebab-case id (`turbo-on`); also the README anchor `check-<id>`.
+    /// Stable kebab-case id (`turbo-on`); also the anchor `check-<id>` of
+    /// docs/check.md.
     pub id: &'static str,
     /// The verdict.
     pub status: Status,

@@ -641,12 +641,21 @@ fn traced_intruders_are_named_with_their_pid_and_the_fix_moves_them() {
 }
 
 #[test]
-fn every_id_is_documented_in_the_readme() {
-    let readme = include_str!("../../README.md");
+fn every_id_is_documented_in_the_verdicts_page() {
+    let page = include_str!("../../docs/verdicts.md");
     for k in Kind::ALL {
-        let anchor = format!("#### finding-{}", k.tag());
-        assert!(readme.contains(&anchor), "README lacks a section {anchor}");
+        let anchor = format!("\n### finding-{}\n", k.tag());
+        assert!(
+            page.contains(&anchor),
+            "docs/verdicts.md lacks a section {anchor}"
+        );
     }
+    // and documents no finding that does not exist
+    let documented = page
+        .lines()
+        .filter(|l| l.starts_with("### finding-"))
+        .count();
+    assert_eq!(documented, Kind::ALL.len(), "docs/verdicts.md's findings");
     let ids: BTreeSet<&str> = Kind::ALL.iter().map(|k| k.tag()).collect();
     assert_eq!(ids.len(), Kind::ALL.len(), "ids are unique");
 }

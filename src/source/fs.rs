@@ -239,7 +239,7 @@ impl Fs {
 
     /// Starts (`true`) or stops recording which files and directories are
     /// read, for [`Fs::take_log`]: tests check the files a sample reads
-    /// against the list the README gives.
+    /// against the list docs/metrics.md gives.
     pub fn set_log(&mut self, on: bool) {
         self.log = on.then(Vec::new);
     }

@@ -1,9 +1,10 @@
-//! Pictures of the dashboard (the README's): a tree is played into the
-//! dashboard's state as `noisetop replay DIR` or `noisetop --root DIR`
-//! would, drawn by the same widget on ratatui's test backend at a fixed
-//! size, and written as SVG. Every figure on screen comes from the tree,
-//! its clock included, and nothing measures this machine (noisetop's own
-//! CPU use is left out), so one tree always draws the same bytes.
+//! Pictures of the dashboard (the README's and docs/dashboard.md's): a
+//! tree is played into the dashboard's state as `noisetop replay DIR` or
+//! `noisetop --root DIR` would, drawn by the same widget on ratatui's test
+//! backend at a fixed size, and written as SVG. Every figure on screen
+//! comes from the tree, its clock included, and nothing measures this
+//! machine (noisetop's own CPU use is left out), so one tree always draws
+//! the same bytes.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -129,7 +130,7 @@ pub enum Source {
     Root,
 }
 
-/// One of the README's pictures.
+/// One of the documents' pictures.
 #[derive(Debug, Clone, Copy)]
 pub struct Picture {
     /// The file written.
@@ -144,11 +145,19 @@ pub struct Picture {
     pub keys: &'static [Action],
 }
 
-/// The README's pictures: CPU 1's detail in the capture of a benchmark
-/// and an intruder on a 2-vCPU VM (kept in the repository), and the
-/// overview of a two-socket EPYC's 96 CPUs (from the public captures
-/// beside it).
-pub const PICTURES: [Picture; 2] = [
+/// The pictures of the README and docs/dashboard.md: the Cores view and
+/// CPU 1's detail in the capture of a benchmark and an intruder on a
+/// 2-vCPU VM (kept in the repository), and the overview of a two-socket
+/// EPYC's 96 CPUs (from the public captures beside it).
+pub const PICTURES: [Picture; 3] = [
+    Picture {
+        file: "cores.svg",
+        tree: "assets/captures/vm-2cpu-intruder",
+        source: Source::Replay,
+        size: Size::new(136, 30),
+        // CPU 1 (the benchmark's) selected
+        keys: &[Action::Down],
+    },
     Picture {
         file: "dashboard.svg",
         tree: "assets/captures/vm-2cpu-intruder",

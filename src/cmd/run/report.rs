@@ -1163,8 +1163,8 @@ mod others_tests {
             "{}",
             r.text()
         );
-        // the README gives the same words
-        let readme = include_str!("../../../README.md")
+        // docs/run.md gives the same words
+        let readme = include_str!("../../../docs/run.md")
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
