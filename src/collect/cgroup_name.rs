@@ -104,6 +104,12 @@ pub enum CgroupName {
     Path(String),
 }
 
+/// The name a table shows for a task's cgroup path: `None` for none known
+/// and for the root, which names nothing an operator moves.
+pub fn shown(path: Option<&str>) -> Option<CgroupName> {
+    path.map(parse).filter(|n| *n != CgroupName::Root)
+}
+
 /// Names the cgroup at `path` (the third field of a /proc/PID/cgroup line).
 pub fn parse(path: &str) -> CgroupName {
     let path = path.trim();

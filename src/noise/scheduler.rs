@@ -5,7 +5,7 @@ use super::interrupts::isolate_cmdline;
 use super::traced::{Intruder, TracedCpu, TracedTask};
 use super::verdict::CpuVerdict;
 use super::{CauseClass, Context, Finding, Kind, Number, rate, severity_of};
-use crate::collect::cgroup_name::{CgroupName, Cpuset, keep_on, parse};
+use crate::collect::cgroup_name::{CgroupName, Cpuset, keep_on, parse, shown};
 use crate::collect::cpulist;
 use crate::interval::CpuRates;
 
@@ -88,10 +88,7 @@ fn confinable<'a>(task: &'a TracedTask, owner: Option<&TracedTask>) -> Option<&'
 /// ` from foo.service` after a task whose cgroup is known and not the
 /// root, as an operator names it.
 fn from_cgroup(t: &TracedTask) -> String {
-    match t.cgroup.as_deref().map(parse) {
-        None | Some(CgroupName::Root) => String::new(),
-        Some(name) => format!(" from {name}"),
-    }
+    shown(t.cgroup.as_deref()).map_or_else(String::new, |name| format!(" from {name}"))
 }
 
 /// A task as the evidence names it: `comm[pid]`, with `(exited)` for one

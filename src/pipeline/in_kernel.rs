@@ -136,14 +136,15 @@ pub fn open(
     owners: Vec<u32>,
 ) -> Result<(InKernelTrace, InKernelSwitches), Refused> {
     let counter = Arc::new(Mutex::new(Counter::open(sysfs)?));
+    let cgroups = CgroupPaths::new(proc);
     let mut t = InKernelTrace {
         counter: Arc::clone(&counter),
         proc: proc.to_path_buf(),
         online: sysfs.join("devices/system/cpu/online"),
         watched: Vec::new(),
         owners: Owners::new(owners),
-        cgroups: CgroupPaths::new(proc),
-        cgroup_root: CgroupPaths::new(proc).root(),
+        cgroup_root: cgroups.root(),
+        cgroups,
         irq_names: HashMap::new(),
         sysfs: sysfs.to_path_buf(),
         threads: HashMap::new(),

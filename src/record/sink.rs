@@ -156,33 +156,30 @@ fn why(v: &crate::noise::CpuVerdict) -> String {
 /// How many intruders a row names.
 const INTRUDERS: usize = 3;
 
-/// `comm[pid]:ms` of the tasks other than the owner that ran longest on a
-/// watched, traced CPU.
-fn intruders(s: &Sample, cpu: u32) -> Vec<String> {
+/// The tasks other than the owner that ran longest on a watched, traced
+/// CPU, up to [`INTRUDERS`].
+fn named(s: &Sample, cpu: u32) -> &[crate::noise::traced::Intruder] {
     if !s.watched.contains(&cpu) {
-        return Vec::new();
+        return &[];
     }
-    let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(cpu)) else {
-        return Vec::new();
-    };
-    t.intruders
+    s.trace
+        .as_ref()
+        .and_then(|t| t.cpu(cpu))
+        .map_or(&[], |t| &t.intruders[..t.intruders.len().min(INTRUDERS)])
+}
+
+/// `comm[pid]:ms` of each of them.
+fn intruders(s: &Sample, cpu: u32) -> Vec<String> {
+    named(s, cpu)
         .iter()
-        .take(INTRUDERS)
         .map(|i| format!("{}[{}]:{:.2}", i.task.comm, i.task.pid, i.ns as f64 / 1e6))
         .collect()
 }
 
-/// The cgroup path of each task [`intruders`] names, in its order.
+/// The cgroup path of each of them, in the same order.
 fn intruder_cgroups(s: &Sample, cpu: u32) -> Vec<String> {
-    if !s.watched.contains(&cpu) {
-        return Vec::new();
-    }
-    let Some(t) = s.trace.as_ref().and_then(|t| t.cpu(cpu)) else {
-        return Vec::new();
-    };
-    t.intruders
+    named(s, cpu)
         .iter()
-        .take(INTRUDERS)
         .map(|i| i.task.cgroup.clone().unwrap_or_default())
         .collect()
 }

@@ -375,15 +375,8 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
         {
             let mark = if k == s.task_at { "▸" } else { " " };
             // its cgroup as an operator knows it, where it is not the root
-            let from = match i
-                .task
-                .cgroup
-                .as_deref()
-                .map(crate::collect::cgroup_name::parse)
-            {
-                None | Some(crate::collect::cgroup_name::CgroupName::Root) => String::new(),
-                Some(name) => format!(" · {name}"),
-            };
+            let from = crate::collect::cgroup_name::shown(i.task.cgroup.as_deref())
+                .map_or_else(String::new, |name| format!(" · {name}"));
             lines.push((
                 format!("{mark}{}[{}] ×{}{from}", i.task.comm, i.task.pid, i.slices),
                 ms(i.ns),

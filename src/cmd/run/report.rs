@@ -703,12 +703,9 @@ const CGROUPS_SHOWN: usize = 5;
 /// operator moves. `None` where every task was in the root cgroup or none
 /// was counted with one.
 pub(super) fn by_cgroup(c: &CpuRun) -> Option<String> {
-    use crate::collect::cgroup_name::{CgroupName, parse};
     let mut by: BTreeMap<String, u64> = BTreeMap::new();
     for t in &c.intruders {
-        if let Some(name) = t.cgroup.as_deref().map(parse)
-            && name != CgroupName::Root
-        {
+        if let Some(name) = crate::collect::cgroup_name::shown(t.cgroup.as_deref()) {
             *by.entry(name.to_string()).or_default() += t.ns;
         }
     }
