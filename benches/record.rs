@@ -10,7 +10,7 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use noisetop::record::compare::Comparison;
 use noisetop::record::report::Report;
-use noisetop::synth::Flavor;
+use noisetop::testkit::synth::Flavor;
 
 #[path = "../tests/common/recordings.rs"]
 mod recordings;

@@ -18,12 +18,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui::widgets::Widget;
 
-use noisetop::engine::Engine;
+use noisetop::os::capture::Captured;
+use noisetop::os::fs::{Fs, Roots};
 use noisetop::pipeline::{Driver, Msg, Step, replay};
-use noisetop::sampler::Sampler;
-use noisetop::source::capture::Captured;
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::sample::engine::Engine;
+use noisetop::sample::sampler::Sampler;
+use noisetop::testkit::synth::{self, Flavor, Spec};
 use noisetop::tui::State;
 use noisetop::tui::state::{Origin, View};
 use noisetop::tui::theme::Theme;
@@ -76,7 +76,7 @@ fn real_1152() -> Option<State> {
         return None;
     }
     let hw = Captured {
-        stamp: noisetop::snapshot::Stamp {
+        stamp: noisetop::model::snapshot::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 0,
         },

@@ -12,7 +12,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use noisetop::noise::traced::{Intruder, StolenBy, Traced, TracedCpu, TracedTask};
 use noisetop::noise::{self, Context, NoiseConfig};
 use noisetop::pipeline::replay::{advance_engine, open_engine};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 fn traced(cpu: u32) -> Traced {
     let task = |comm: &str, pid| TracedTask {

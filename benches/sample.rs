@@ -31,13 +31,13 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use noisetop::collect::interrupts::parse_interrupts;
-use noisetop::engine::Engine;
-use noisetop::interval::delta_of;
+use noisetop::model::interval::delta_of;
+use noisetop::model::snapshot::Snapshot;
+use noisetop::os::capture::Captured;
+use noisetop::os::fs::{Fs, Roots};
 use noisetop::pipeline::replay::{advance_engine as advance, open_engine as open_replay};
-use noisetop::snapshot::Snapshot;
-use noisetop::source::capture::Captured;
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::sample::engine::Engine;
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 const INSTANTS: usize = 7;
 
@@ -166,7 +166,7 @@ fn kept_open_engine(dir: Rc<tempfile::TempDir>) -> Bench {
 
 fn step(c: &mut Criterion) {
     // as the binary does at start
-    noisetop::sys::keep_freed_memory();
+    noisetop::os::sys::keep_freed_memory();
     let mut group = c.benchmark_group("step");
     for flavor in [Flavor::IntelServer, Flavor::Vm] {
         for cpus in [2, 64, 256, 1024] {
@@ -213,7 +213,7 @@ fn snapshots(flavor: Flavor, cpus: u32) -> (Bench, Snapshot, Snapshot) {
 
 /// The delta alone: no file is read.
 fn delta(c: &mut Criterion) {
-    noisetop::sys::keep_freed_memory();
+    noisetop::os::sys::keep_freed_memory();
     let mut group = c.benchmark_group("delta");
     for flavor in [Flavor::IntelServer, Flavor::Vm] {
         for cpus in [64, 1024] {

@@ -11,9 +11,9 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use noisetop::machine::Machine;
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::source::perf::PerfSet;
+use noisetop::model::machine::Machine;
+use noisetop::os::fs::{Fs, Roots};
+use noisetop::os::perf::PerfSet;
 
 fn tree(cpus: u32) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use noisetop::source::tasks::TaskClock;
+use noisetop::os::tasks::TaskClock;
 
 fn read(c: &mut Criterion) {
     let threads = std::fs::read_dir("/proc").map_or(0, |d| {

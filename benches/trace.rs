@@ -8,8 +8,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use noisetop::source::bpf::layout::{IRQ_BASE, NHIST};
-use noisetop::source::bpf::read::{Head, RawCpu, RawSource, RawTask};
+use noisetop::os::bpf::layout::{IRQ_BASE, NHIST};
+use noisetop::os::bpf::read::{Head, RawCpu, RawSource, RawTask};
 use noisetop::trace::in_kernel::CpuBook;
 
 const TASKS: usize = 200;

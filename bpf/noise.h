@@ -1,5 +1,5 @@
 /* The layout of what the programs count, shared with noisetop's reader
- * (src/source/bpf/layout.rs mirrors it field for field; both check the
+ * (src/os/bpf/layout.rs mirrors it field for field; both check the
  * sizes below). Every figure is cumulative since the programs were
  * attached: the reader takes differences, so nothing is ever reset and a
  * read never races a reset. */

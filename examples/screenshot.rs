@@ -1,5 +1,5 @@
 //! Draws the pictures of the README and docs/dashboard.md
-//! (`noisetop::tui::shot::PICTURES`) into a folder, `assets/` by default:
+//! (`noisetop::cmd::shot::PICTURES`) into a folder, `assets/` by default:
 //!
 //! ```sh
 //! cargo run --release --example screenshot -- assets/
@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use noisetop::tui::shot::{PICTURES, screen, svg};
+use noisetop::cmd::shot::{PICTURES, screen, svg};
 
 fn main() -> ExitCode {
     let out = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "assets".into()));

@@ -10,13 +10,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use noisetop::engine::Engine;
+use noisetop::os::capture::Captured;
+use noisetop::os::fs::{Fs, Roots};
 use noisetop::pipeline::{Driver, Step};
-use noisetop::sampler::Sampler;
+use noisetop::sample::engine::Engine;
+use noisetop::sample::sampler::Sampler;
 use noisetop::serve::{self, Detail, Exporter, Shared};
-use noisetop::source::capture::Captured;
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 fn report(name: &str, shared: &Shared) {
     let p = shared.latest().expect("an interval");
@@ -36,7 +36,7 @@ fn main() {
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/pcp-1152cpu-x86_64");
     if real.is_dir() {
         let hw = Captured {
-            stamp: noisetop::snapshot::Stamp {
+            stamp: noisetop::model::snapshot::Stamp {
                 mono_ns: 1_000_000_000,
                 wall_ns: 1_000_000_000,
             },

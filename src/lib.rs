@@ -1,38 +1,30 @@
 //! noisetop: per-CPU frequency, C-state and noise monitor for Linux.
 //!
-//! Data flows one way: `source` (live files, perf, MSRs, tracepoints, or a
-//! capture) → `sampler` → `snapshot` → `engine` (delta into an `interval`)
-//! → `pipeline::Driver` (the `noise` rules judge it) → sinks: the `tui`,
-//! the batch table in `output`, `record`, the `run` report in `cmd`, and
-//! the Prometheus exporter in `serve`.
+//! Data flows one way, and the layers below may only name the ones before
+//! them (`tests/layering` holds it): `base` (plain types) → `os` (kernel
+//! files, perf, BPF, MSRs, or a capture) → `collect` (the kernel's formats
+//! parsed) → `model` (machine, snapshot, interval) → `sample` (the sampler
+//! and the engine that makes intervals) → `trace` (who ran) → `noise` (the
+//! rules that judge) → `check` → `probe` → `pipeline` (the driver) →
+//! `record`. The sinks sit on top and name nothing of each other's: the
+//! `tui`, the batch table in `output`, the Prometheus exporter in `serve`,
+//! and the commands in `cmd` that wire them to the `cli`.
 
 pub mod base;
 pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod collect;
-pub mod config;
-pub mod counter;
-pub use base::cpu_map;
-pub mod engine;
-pub mod hands_off;
-pub mod interval;
-pub mod irq_rates;
-pub mod ladder;
-pub mod machine;
-pub mod name;
+pub mod model;
 pub mod noise;
+pub mod os;
 pub mod output;
 pub mod pipeline;
 pub mod probe;
 pub mod record;
-pub mod sampler;
+pub mod sample;
 pub mod serve;
-pub mod snapshot;
-pub mod source;
-pub mod stop;
 #[cfg(any(test, feature = "synth"))]
-pub mod synth;
-pub mod sys;
+pub mod testkit;
 pub mod trace;
 pub mod tui;

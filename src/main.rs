@@ -3,9 +3,9 @@ fn main() -> std::process::ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args
         .first()
-        .is_some_and(|a| a == noisetop::sys::EXEC_PINNED)
+        .is_some_and(|a| a == noisetop::os::sys::EXEC_PINNED)
     {
-        return std::process::ExitCode::from(noisetop::sys::exec_pinned(&args[1..]));
+        return std::process::ExitCode::from(noisetop::os::sys::exec_pinned(&args[1..]));
     }
     match noisetop::cmd::run() {
         Ok(code) => code,

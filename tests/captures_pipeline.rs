@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use noisetop::engine::Engine;
+use noisetop::os::capture::Captured;
+use noisetop::os::fs::{Fs, Roots};
 use noisetop::output::batch;
-use noisetop::sampler::Sampler;
-use noisetop::source::capture::Captured;
-use noisetop::source::fs::{Fs, Roots};
+use noisetop::sample::engine::Engine;
+use noisetop::sample::sampler::Sampler;
 
 fn captures() -> Option<Vec<PathBuf>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures");
@@ -27,7 +27,7 @@ fn captures() -> Option<Vec<PathBuf>> {
 
 fn engine(tree: &Path) -> Engine<Captured> {
     let hw = Captured {
-        stamp: noisetop::snapshot::Stamp {
+        stamp: noisetop::model::snapshot::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 0,
         },
@@ -126,6 +126,6 @@ fn epyc_capture_reports_its_idle_states_and_boost() {
     // the frequency falls back to cpufreq: no perf, no MSR in a capture of files
     assert_eq!(
         e.sampler.freq_source(),
-        Some(noisetop::ladder::FreqSource::Cpufreq)
+        Some(noisetop::sample::ladder::FreqSource::Cpufreq)
     );
 }

@@ -10,7 +10,7 @@ use noisetop::collect::cpufreq::{self, CpuFreqInfo};
 use noisetop::collect::cpuidle::{self, IdleCounters, IdleStateInfo};
 use noisetop::collect::hwmon::{self, TempScope};
 use noisetop::collect::{cpulist, facts, powercap, topology};
-use noisetop::source::fs::{Fs, ReadError, Roots};
+use noisetop::os::fs::{Fs, ReadError, Roots};
 
 /// Every capture tree that has `sys/`; a new one must be added to the tests.
 const SYS_TREES: [&str; 16] = [

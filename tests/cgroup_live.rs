@@ -41,8 +41,7 @@ impl TestCgroup {
     fn make() -> Result<TestCgroup, String> {
         let mountinfo =
             std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
-        let mount =
-            noisetop::source::cgroups::cgroup2_mount(&mountinfo).ok_or("no cgroup2 mount")?;
+        let mount = noisetop::os::cgroups::cgroup2_mount(&mountinfo).ok_or("no cgroup2 mount")?;
         let name = format!("noisetop-test-{}", std::process::id());
         let dir = mount.join(&name);
         std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;

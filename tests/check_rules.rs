@@ -8,7 +8,7 @@ use std::path::Path;
 
 use noisetop::check::{self, CheckConfig, CheckFacts, RuleResult, Status};
 use noisetop::cmd::check::render_text;
-use noisetop::source::fs::{Fs, Roots};
+use noisetop::os::fs::{Fs, Roots};
 
 fn judge(root: &Path, cpus: Option<&[u32]>) -> Vec<RuleResult> {
     judge_with(root, cpus, &CheckConfig::default())
@@ -1246,7 +1246,7 @@ fn live_machine_one_cpu() {
     let irq = find(&r, "irq-affinity");
     assert_ne!(irq.status, Status::Unknown, "{irq:#?}");
     if irq.status == Status::Warn {
-        let others = noisetop::collect::cpulist::format(&online[..online.len() - 1]);
+        let others = noisetop::base::cpulist::format(&online[..online.len() - 1]);
         assert!(
             irq.fix
                 .iter()
@@ -1256,7 +1256,7 @@ fn live_machine_one_cpu() {
         for e in irq.evidence.iter().filter(|e| e.starts_with("IRQ ")) {
             let n: u32 = e[4..].split([' ', ':']).next().unwrap().parse().unwrap();
             let list = std::fs::read_to_string(format!("/proc/irq/{n}/smp_affinity_list")).unwrap();
-            let cpus = noisetop::collect::cpulist::parse(&list).unwrap();
+            let cpus = noisetop::base::cpulist::parse(&list).unwrap();
             assert!(cpus.contains(&last), "{e}: {list}");
         }
     }
@@ -1285,7 +1285,7 @@ fn isolation_advice_is_one_and_fits_the_boot_loader() {
         assert_eq!(r.fix, std::slice::from_ref(&want), "{id}");
     }
     let mut fs = Fs::new(Roots::under(t.0.path()));
-    let m = noisetop::machine::Machine::read(&mut fs);
+    let m = noisetop::model::machine::Machine::read(&mut fs);
     let f = noisetop::noise::settings::not_isolated(&m, &[2, 3]).unwrap();
     assert_eq!(
         f.fix.as_deref(),

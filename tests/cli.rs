@@ -108,7 +108,7 @@ fn every_usage_error_exits_2_with_one_message() {
     let empty = tempfile::tempdir().unwrap();
     let empty = empty.path().to_str().unwrap();
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let first = noisetop::collect::cpulist::parse(&online).unwrap()[0].to_string();
+    let first = noisetop::base::cpulist::parse(&online).unwrap()[0].to_string();
     let cases: [(&[&str], &str); 10] = [
         (&["--batch", "--interval", "61m"], "between 10ms and 1h"),
         (&["--batch", "--interval", "1x"], "is not a duration"),

@@ -11,7 +11,7 @@ use common::recordings;
 use noisetop::record::compare::Comparison;
 use noisetop::record::report::Format;
 use noisetop::record::{OpenMode, RecordMeta, Recorder};
-use noisetop::synth::Flavor;
+use noisetop::testkit::synth::Flavor;
 
 /// A: C1E and C6 disabled, shallow sleep; B: every state, deep sleep.
 fn ping_pair(dir: &Path) -> (PathBuf, PathBuf) {

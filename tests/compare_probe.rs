@@ -13,7 +13,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use common::recordings;
 use noisetop::record::{OpenMode, RecordMeta, Recorder, Sidecar};
-use noisetop::synth::Flavor;
+use noisetop::testkit::synth::Flavor;
 
 const SENTENCE: &str = "B's wake-ups from C6: p50 91 µs (advertised 133 µs), A's from C1: p50 2 µs — \
                         89 µs more per wake-up, measured";

@@ -5,7 +5,7 @@
 //! rebuilt from the same constants. A constant that changes fails here
 //! until the pages say the new figure.
 
-use noisetop::source::bpf::layout::{
+use noisetop::os::bpf::layout::{
     self, CPU_AREA_SIZE, CTL_SIZE, HIST_GP, IRQ_BASE, MAX_DEPTH, NHIST, NSLOTS, NSRC, NVEC,
     REMOTE_SIZE, VEC_BASE, VEC_FIRST,
 };
@@ -51,20 +51,20 @@ fn value_of(constant: &str) -> u64 {
             .unwrap_or_else(|e| panic!("{name} in {rel}: {e}"))
     };
     match constant {
-        "`NSLOTS`, `src/source/bpf/layout.rs`" => NSLOTS as u64,
-        "`NSRC`, `src/source/bpf/layout.rs`" => NSRC as u64,
-        "`NSRC` less `IRQ_BASE`, `src/source/bpf/layout.rs`" => (NSRC - IRQ_BASE) as u64,
-        "`MAX_DEPTH`, `src/source/bpf/layout.rs`" => MAX_DEPTH as u64,
-        "`NHIST`, `src/source/bpf/layout.rs`" => NHIST as u64,
-        "`CPU_AREA_SIZE`, `src/source/bpf/layout.rs`" => CPU_AREA_SIZE as u64,
+        "`NSLOTS`, `src/os/bpf/layout.rs`" => NSLOTS as u64,
+        "`NSRC`, `src/os/bpf/layout.rs`" => NSRC as u64,
+        "`NSRC` less `IRQ_BASE`, `src/os/bpf/layout.rs`" => (NSRC - IRQ_BASE) as u64,
+        "`MAX_DEPTH`, `src/os/bpf/layout.rs`" => MAX_DEPTH as u64,
+        "`NHIST`, `src/os/bpf/layout.rs`" => NHIST as u64,
+        "`CPU_AREA_SIZE`, `src/os/bpf/layout.rs`" => CPU_AREA_SIZE as u64,
         "`TASKS_KEPT`, `src/cmd/run/report.rs`" => noisetop::cmd::run::report::TASKS_KEPT as u64,
         "`CAUSES_KEPT`, `src/cmd/run/report.rs`" => count("src/cmd/run/report.rs", "CAUSES_KEPT"),
-        "`MAX_CGROUPS`, `src/source/cgroups.rs`" => count("src/source/cgroups.rs", "MAX_CGROUPS"),
+        "`MAX_CGROUPS`, `src/os/cgroups.rs`" => count("src/os/cgroups.rs", "MAX_CGROUPS"),
         "`KEEP_THREADS`, `src/pipeline/in_kernel.rs`" => {
             count("src/pipeline/in_kernel.rs", "KEEP_THREADS")
         }
-        "`COUNT_RING_BYTES`, `src/source/switch_ring.rs`" => {
-            noisetop::source::switch_ring::COUNT_RING_BYTES as u64
+        "`COUNT_RING_BYTES`, `src/os/switch_ring.rs`" => {
+            noisetop::os::switch_ring::COUNT_RING_BYTES as u64
         }
         other => panic!("docs/cost.md names {other}, which this test does not check"),
     }
@@ -100,13 +100,13 @@ fn every_cap_in_the_cost_table_is_the_codes() {
 fn the_figures_the_cost_page_repeats_are_the_codes() {
     let page = docs::flat(&docs::read("docs/cost.md"));
     let kept = noisetop::cmd::run::report::TASKS_KEPT as u64;
-    let cgroups: u64 = source_const("src/source/cgroups.rs", "MAX_CGROUPS")
+    let cgroups: u64 = source_const("src/os/cgroups.rs", "MAX_CGROUPS")
         .parse()
         .unwrap();
     let causes: u64 = source_const("src/cmd/run/report.rs", "CAUSES_KEPT")
         .parse()
         .unwrap();
-    let rescan = source_const("src/source/cgroups.rs", "RESCAN");
+    let rescan = source_const("src/os/cgroups.rs", "RESCAN");
     assert_eq!(rescan, "Duration::from_secs(10)", "the cgroup walk's pause");
     // the histogram's top: 2^39 ns, about 550 s
     let top = layout::bucket_bounds(NHIST - 1).1;
@@ -116,7 +116,7 @@ fn the_figures_the_cost_page_repeats_are_the_codes() {
         550,
         "{top} ns to the second"
     );
-    let fd = noisetop::sys::fd_table_size;
+    let fd = noisetop::os::sys::fd_table_size;
     assert_eq!(fd(2), 2 * (64 + 4 * 2));
     assert_eq!(fd(1152), 2 * (64 + 4 * 1152));
     for said in [

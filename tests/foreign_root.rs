@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 fn noisetop(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_noisetop"))

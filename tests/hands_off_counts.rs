@@ -15,12 +15,12 @@ use std::time::Duration;
 #[path = "common/cpu1.rs"]
 mod cpu1;
 
-use noisetop::engine::open_live;
+use noisetop::os::fs::{Fs, Roots};
+use noisetop::os::live::{LiveHw, LiveOptions};
+use noisetop::os::perf::{PerfEvent, PerfSet};
 use noisetop::pipeline::switches::CountingRings;
 use noisetop::pipeline::{Driver, Step};
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::source::live::{LiveHw, LiveOptions};
-use noisetop::source::perf::{PerfEvent, PerfSet};
+use noisetop::sample::engine::open_live;
 
 const WATCHED: u32 = 1;
 
@@ -56,7 +56,7 @@ fn churn() {
         .map(|_| {
             std::thread::spawn(|| {
                 for i in 0..150 {
-                    let _ = noisetop::sys::pin_to(&[if i % 2 == 0 { WATCHED } else { 0 }]);
+                    let _ = noisetop::os::sys::pin_to(&[if i % 2 == 0 { WATCHED } else { 0 }]);
                     std::thread::sleep(Duration::from_micros(700));
                 }
             })
@@ -151,7 +151,7 @@ fn driver() -> Driver<LiveHw> {
 
 fn online() -> bool {
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    noisetop::collect::cpulist::parse(online.trim())
+    noisetop::base::cpulist::parse(online.trim())
         .unwrap()
         .contains(&WATCHED)
 }
@@ -205,11 +205,11 @@ fn counting_rings_name_the_tasks_that_left_the_cpu() {
         return;
     }
     let _cpu1 = cpu1::cpu1();
-    let mut rings = noisetop::source::switch_ring::SwitchRings::open(&[WATCHED])
-        .expect("the counting ring opens");
+    let mut rings =
+        noisetop::os::switch_ring::SwitchRings::open(&[WATCHED]).expect("the counting ring opens");
     let (tx, rx) = std::sync::mpsc::channel();
     let sleeper = std::thread::spawn(move || {
-        let _ = noisetop::sys::pin_to(&[WATCHED]);
+        let _ = noisetop::os::sys::pin_to(&[WATCHED]);
         let me = std::fs::read_link("/proc/thread-self")
             .ok()
             .and_then(|l| l.file_name()?.to_str()?.parse::<u32>().ok());
@@ -223,7 +223,7 @@ fn counting_rings_name_the_tasks_that_left_the_cpu() {
         .unwrap()
         .expect("/proc/thread-self names the thread");
     sleeper.join().unwrap();
-    rings.counts_at(noisetop::sys::monotonic_ns());
+    rings.counts_at(noisetop::os::sys::monotonic_ns());
     let named = rings.take_named();
     assert_eq!(named.len(), 1);
     assert_eq!(named[0].0, WATCHED);

@@ -40,7 +40,7 @@ fn is_root() -> bool {
 }
 
 fn mono_s() -> f64 {
-    noisetop::sys::monotonic_ns() as f64 / 1e9
+    noisetop::os::sys::monotonic_ns() as f64 / 1e9
 }
 
 /// One IPI send as the kernel printed it.
@@ -266,7 +266,7 @@ fn check_affinity(pid: u32, mode: &str) -> Vec<u32> {
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
             .expect("status has Cpus_allowed_list")
             .trim();
-        let cpus = noisetop::collect::cpulist::parse(list).unwrap();
+        let cpus = noisetop::base::cpulist::parse(list).unwrap();
         assert!(
             !cpus.contains(&WATCHED),
             "{mode}: thread {} of noisetop may run on CPU {WATCHED}: {list}",
@@ -372,7 +372,7 @@ fn dashboard(secs: u64) -> Option<Window> {
     // woken there by every frame the dashboard writes (ttwu_queue_wakelist),
     // which is its placement's cost, not noisetop's. tmux inherits the
     // affinity of the thread that starts it.
-    noisetop::sys::pin_to(&[0]).expect("CPU 0 is online");
+    noisetop::os::sys::pin_to(&[0]).expect("CPU 0 is online");
     // and so are unbound kworkers (the pty's flush work after each frame),
     // as docs/hands-off.md advises for an isolated setup; restored on drop
     let _wq = UnboundOnCpu0::set();
@@ -472,7 +472,7 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
         return;
     }
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    if !noisetop::collect::cpulist::parse(online.trim())
+    if !noisetop::base::cpulist::parse(online.trim())
         .unwrap()
         .contains(&WATCHED)
     {
@@ -480,7 +480,7 @@ fn noisetop_sends_no_ipi_to_a_watched_cpu() {
         return;
     }
     // the test, its recorder and tmux stay off the watched CPU
-    noisetop::sys::pin_all(&[0]).unwrap();
+    noisetop::os::sys::pin_all(&[0]).unwrap();
     let Some(trace) = IpiTrace::start() else {
         return;
     };

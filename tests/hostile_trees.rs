@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 /// How long any run may take before it counts as a hang.
 const DEADLINE: Duration = Duration::from_secs(20);

@@ -20,9 +20,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
+use noisetop::os::perf::{PerfEvent, PerfSet};
+use noisetop::os::sys::{monotonic_ns, pin_to};
 use noisetop::pipeline::in_kernel::Counter;
-use noisetop::source::perf::{PerfEvent, PerfSet};
-use noisetop::sys::{monotonic_ns, pin_to};
 use noisetop::trace::{CpuTrace, SourceKind};
 
 #[path = "common/cpu1.rs"]

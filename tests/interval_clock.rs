@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
-use noisetop::cpu_map::CpuMap;
-use noisetop::interval::{self, MAX_INTERVAL_S};
-use noisetop::ladder::FreqSource;
-use noisetop::machine::Machine;
-use noisetop::snapshot::{CpuHw, Snapshot, Stamp};
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::base::cpu_map::CpuMap;
+use noisetop::model::interval::{self, MAX_INTERVAL_S};
+use noisetop::model::machine::Machine;
+use noisetop::model::snapshot::{CpuHw, Snapshot, Stamp};
+use noisetop::os::fs::{Fs, Roots};
+use noisetop::sample::ladder::FreqSource;
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 fn machine(dir: &Path) -> Machine {
     synth::write_capture(dir, &Spec::new(Flavor::Vm, 2)).unwrap();

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use noisetop::engine::{Engine, open_live};
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::source::live::{LiveHw, LiveOptions};
+use noisetop::os::fs::{Fs, Roots};
+use noisetop::os::live::{LiveHw, LiveOptions};
+use noisetop::sample::engine::{Engine, open_live};
 
 /// Reads the LOC row of /proc/interrupts with a deliberately separate parser.
 fn loc_row() -> BTreeMap<u32, u64> {
@@ -75,7 +75,7 @@ struct Bracket<T> {
 fn step_between<T>(
     e: &mut Engine<LiveHw>,
     read: impl Fn() -> T,
-) -> (Bracket<T>, Option<noisetop::interval::Interval>) {
+) -> (Bracket<T>, Option<noisetop::model::interval::Interval>) {
     let before = read();
     let iv = e.step();
     let after = read();

@@ -11,9 +11,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use noisetop::collect::cpulist;
-use noisetop::source::fs::{Base, Fs, Roots};
-use noisetop::source::perf::{PERMISSION_REASON, PerfCounts, PerfEvent, PerfSet, pmu_cpumask};
+use noisetop::base::cpulist;
+use noisetop::os::fs::{Base, Fs, Roots};
+use noisetop::os::perf::{PERMISSION_REASON, PerfCounts, PerfEvent, PerfSet, pmu_cpumask};
 
 const SYS: &str = "/sys";
 const MSR_EVENTS: &str = "/sys/bus/event_source/devices/msr/events";

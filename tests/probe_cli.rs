@@ -21,12 +21,12 @@ fn noisetop(args: &[&str]) -> (i32, String, String) {
 
 fn online() -> Vec<u32> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    noisetop::collect::cpulist::parse(text.trim()).unwrap()
+    noisetop::base::cpulist::parse(text.trim()).unwrap()
 }
 
 #[test]
 fn usage_errors_exit_2_with_the_reason() {
-    let on = noisetop::collect::cpulist::format(&online());
+    let on = noisetop::base::cpulist::format(&online());
     let (code, _, err) = noisetop(&["probe", "--cpus", "4095"]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(

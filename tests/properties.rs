@@ -21,20 +21,20 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 
+use noisetop::base::cpu_map::CpuMap;
 use noisetop::collect::{
     cpufreq, cpuidle, cpuinfo, cpulist, hwmon, interrupts, powercap, softirqs, stat, topology,
 };
-use noisetop::cpu_map::CpuMap;
-use noisetop::engine::Engine;
-use noisetop::interval::{self, CpuRates, Interval};
-use noisetop::ladder::FreqSource;
-use noisetop::machine::Machine;
-use noisetop::sampler::Sampler;
-use noisetop::snapshot::{CpuHw, Snapshot, Stamp};
-use noisetop::source::capture::Captured;
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::source::{msr, perf};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::model::interval::{self, CpuRates, Interval};
+use noisetop::model::machine::Machine;
+use noisetop::model::snapshot::{CpuHw, Snapshot, Stamp};
+use noisetop::os::capture::Captured;
+use noisetop::os::fs::{Fs, Roots};
+use noisetop::os::{msr, perf};
+use noisetop::sample::engine::Engine;
+use noisetop::sample::ladder::FreqSource;
+use noisetop::sample::sampler::Sampler;
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 // ---------------------------------------------------------------- config
 
@@ -434,7 +434,7 @@ proptest! {
             return Ok(());
         };
         let order = b.cpus.clone();
-        let r = noisetop::irq_rates::rates(&a, &b, &order, dt);
+        let r = noisetop::model::irq_rates::rates(&a, &b, &order, dt);
         prop_assert_eq!(r.per_cpu.len(), order.len());
         for c in &r.per_cpu {
             for v in [c.all, c.loc, c.res, c.cal, c.tlb, c.ipi, c.dev, c.nmi] {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 /// The text between the batch-sample markers of docs/batch.md, without
 /// the fence.

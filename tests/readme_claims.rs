@@ -10,13 +10,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use noisetop::engine::Engine;
-use noisetop::ladder::{self, FreqSource, Probe};
-use noisetop::machine::Machine;
-use noisetop::sampler::Sampler;
-use noisetop::source::capture::Captured;
-use noisetop::source::fs::{Base, Fs, Roots};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::model::machine::Machine;
+use noisetop::os::capture::Captured;
+use noisetop::os::fs::{Base, Fs, Roots};
+use noisetop::sample::engine::Engine;
+use noisetop::sample::ladder::{self, FreqSource, Probe};
+use noisetop::sample::sampler::Sampler;
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 #[path = "common/docs.rs"]
 mod docs;
@@ -299,7 +299,7 @@ fn capture_tables_have_the_readme_format() {
     lines += check_tables(&cap.join("0001"), "live capture");
     assert!(lines > 20, "only {lines} lines checked");
     // the format words themselves are what the writers put in their headers
-    let perf_header = noisetop::source::perf::write_table(&[]);
+    let perf_header = noisetop::os::perf::write_table(&[]);
     for w in &readme_formats("perf")[0] {
         if w != "…" {
             assert!(
@@ -353,7 +353,7 @@ fn a_replay_requires_only_the_clock() {
 fn the_hands_off_reason_is_the_one_noisetop_gives() {
     let s = docs::read("docs/hands-off.md");
     assert!(s.starts_with("# Hands-off: noisetop does not interrupt a watched CPU\n"));
-    let said = noisetop::hands_off::not_read(&[7]).replace('7', "N");
+    let said = noisetop::sample::hands_off::not_read(&[7]).replace('7', "N");
     assert!(s.contains(&format!("`{said}`")), "docs/hands-off.md: {s}");
     // the lines each sink prints, as the page quotes them
     let ipis = noisetop::pipeline::OwnIpis::text(&Ok(noisetop::pipeline::OwnIpis {
@@ -377,7 +377,7 @@ fn the_hands_off_reason_is_the_one_noisetop_gives() {
         "docs/hands-off.md: {s}"
     );
     // the file table it grows at start, as the page gives its size
-    assert_eq!(noisetop::sys::fd_table_size(3), 2 * (64 + 4 * 3));
+    assert_eq!(noisetop::os::sys::fd_table_size(3), 2 * (64 + 4 * 3));
     assert!(s.contains("2 × (64 + 4 × CPUs) descriptors"), "{s}");
 }
 

@@ -1,6 +1,6 @@
 //! The pictures of the README and docs/dashboard.md are what `cargo run
 //! --release --example screenshot -- assets/` draws: each is drawn again
-//! here through the same code (`noisetop::tui::shot`) and must equal the
+//! here through the same code (`noisetop::cmd::shot`) and must equal the
 //! committed file byte for byte. What the pages say they show is checked
 //! on the same screens. The overview reads `../shared/captures`; where it
 //! is absent that picture is skipped with a message (the capture of the
@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use noisetop::tui::shot::{PICTURES, Picture, screen, svg, text};
+use noisetop::cmd::shot::{PICTURES, Picture, screen, svg, text};
 
 const COMMAND: &str = "cargo run --release --example screenshot -- assets/";
 
@@ -114,7 +114,7 @@ fn the_cores_picture_shows_what_the_pages_say() {
 #[test]
 fn the_dashboard_picture_shows_what_the_readme_says() {
     let p = picture("dashboard.svg");
-    let instants = noisetop::source::capture::instants(&repo().join(p.tree)).unwrap();
+    let instants = noisetop::os::capture::instants(&repo().join(p.tree)).unwrap();
     assert_eq!(instants.len(), 91, "90 intervals");
     let screen = text(&drawn(&p).unwrap());
     for want in [
@@ -172,8 +172,8 @@ fn the_overview_picture_shows_what_the_readme_says() {
         .filter(|l| l.contains("pkg "))
         .fold(0, |n, l| n + l.chars().filter(|c| *c == '█').count());
     assert_eq!(cells, 96, "{screen}");
-    let root = noisetop::source::fs::Roots::under(&repo().join(p.tree));
-    let m = noisetop::machine::Machine::read(&mut noisetop::source::fs::Fs::new(root));
+    let root = noisetop::os::fs::Roots::under(&repo().join(p.tree));
+    let m = noisetop::model::machine::Machine::read(&mut noisetop::os::fs::Fs::new(root));
     let cur: Vec<u64> = m.cpufreq.iter().filter_map(|f| f.cur_khz).collect();
     assert_eq!(cur.len(), 96);
     let (lo, hi) = (cur.iter().min().unwrap(), cur.iter().max().unwrap());
@@ -187,11 +187,11 @@ fn the_overview_picture_shows_what_the_readme_says() {
 #[test]
 fn the_capture_is_what_the_readme_says() {
     let dir = repo().join(picture("dashboard.svg").tree);
-    let instants = noisetop::source::capture::instants(&dir).unwrap();
+    let instants = noisetop::os::capture::instants(&dir).unwrap();
     let mut gzips: Vec<u32> = Vec::new();
     let mut last_ns: Option<u64> = None;
     for d in &instants {
-        let c = noisetop::source::capture::Captured::load(d).unwrap();
+        let c = noisetop::os::capture::Captured::load(d).unwrap();
         if let Some(before) = last_ns {
             let dt = c.stamp.mono_ns - before;
             assert!(

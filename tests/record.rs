@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::recordings::{self, Profile};
-use noisetop::interval::Interval;
+use noisetop::model::interval::Interval;
 use noisetop::pipeline::{Step, replay};
 use noisetop::record::columns::{self, Kind, Schema};
 use noisetop::record::compare::Comparison;
 use noisetop::record::report::{Format, Report};
 use noisetop::record::sink;
 use noisetop::record::{OpenMode, RecordError, RecordMeta, Recorder, Recording, RowTags};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 fn meta() -> RecordMeta {
     RecordMeta {
@@ -35,7 +35,10 @@ fn record_replay(
     cpus: u32,
     instants: u32,
     csv: &Path,
-) -> (noisetop::machine::Machine, Vec<(Interval, Vec<RowTags>)>) {
+) -> (
+    noisetop::model::machine::Machine,
+    Vec<(Interval, Vec<RowTags>)>,
+) {
     let cap = tempfile::tempdir().unwrap();
     let spec = Spec {
         instants,

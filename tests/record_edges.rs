@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::recordings;
-use noisetop::machine::Machine;
+use noisetop::model::machine::Machine;
+use noisetop::os::fs::{Fs, Roots};
 use noisetop::record::columns::Schema;
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::synth::Flavor;
+use noisetop::testkit::synth::Flavor;
 
 fn noisetop() -> Command {
     Command::new(env!("CARGO_BIN_EXE_noisetop"))

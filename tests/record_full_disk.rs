@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::recordings;
 use noisetop::record::{OpenMode, RecordMeta, Recorder, RowTags, Sidecar};
-use noisetop::synth::Flavor;
+use noisetop::testkit::synth::Flavor;
 
 /// A tmpfs of `size`, unmounted when dropped.
 struct Tmpfs {

@@ -28,7 +28,10 @@ fn a_live_recording_names_its_sources_and_why_each_cpu_is_judged_so() {
     );
     let side = noisetop::record::Sidecar::read(&csv).unwrap().unwrap();
     // every metric the footer names, with what it was read from or why not
-    assert_eq!(side.sources.len(), noisetop::ladder::Metric::ALL.len());
+    assert_eq!(
+        side.sources.len(),
+        noisetop::sample::ladder::Metric::ALL.len()
+    );
     for s in &side.sources {
         assert!(s.source.is_some() || s.note.is_some(), "{s:?}");
     }

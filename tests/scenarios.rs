@@ -1,6 +1,6 @@
 //! Specifications of the interval math, run through the real replay path
 //! (`open_replay` → `advance` → `Engine::step`) on synthetic captures from
-//! `noisetop::synth` and on the hand-written trees in `tests/fixtures/`.
+//! `noisetop::testkit::synth` and on the hand-written trees in `tests/fixtures/`.
 //!
 //! Every expected figure is worked out by hand from the counter model in
 //! the `synth` module documentation; the arithmetic is in the comments.
@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use noisetop::interval::{CpuRates, IdleRate, Interval, PkgRates, TimeSplit};
-use noisetop::ladder::{FreqSource, Metric, Status};
+use noisetop::model::interval::{CpuRates, IdleRate, Interval, PkgRates, TimeSplit};
 use noisetop::pipeline::replay::{advance_engine as advance, open_engine as open_replay};
-use noisetop::synth::{Flavor, Spec, write_capture};
+use noisetop::sample::ladder::{FreqSource, Metric, Status};
+use noisetop::testkit::synth::{Flavor, Spec, write_capture};
 
 /// Replays every instant of a capture; returns the intervals and the
 /// metric statuses after the last step.
@@ -823,7 +823,7 @@ fn per_cpu_files_past_the_budget_are_read_in_rounds_over_each_cpus_own_window() 
         instants: 6,
         ..Spec::new(Flavor::IntelServer, 8)
     });
-    noisetop::source::capture::write_budget(&dir.path().join("0000"), 34, &[]).unwrap();
+    noisetop::os::capture::write_budget(&dir.path().join("0000"), 34, &[]).unwrap();
     let (ivs, statuses) = replay(dir.path());
     assert_eq!(ivs.len(), 5);
     // interval 4 ends at sample 4, which read CPUs 0 and 4 for the second
@@ -870,7 +870,7 @@ fn a_budget_that_fits_reads_every_cpu_every_sample() {
         instants: 3,
         ..Spec::new(Flavor::IntelServer, 8)
     });
-    noisetop::source::capture::write_budget(&dir.path().join("0000"), 136, &[]).unwrap();
+    noisetop::os::capture::write_budget(&dir.path().join("0000"), 136, &[]).unwrap();
     let (ivs, statuses) = replay(dir.path());
     for iv in &ivs {
         assert!(iv.cpus.iter().all(|c| c.window_s.is_none()));
@@ -886,7 +886,7 @@ fn a_budget_that_fits_reads_every_cpu_every_sample() {
 
 #[test]
 fn the_default_budget_grows_with_the_machine() {
-    use noisetop::sampler::{DEFAULT_BUDGET_MIN, default_budget};
+    use noisetop::sample::sampler::{DEFAULT_BUDGET_MIN, default_budget};
     assert_eq!(default_budget(2), DEFAULT_BUDGET_MIN);
     assert_eq!(default_budget(64), 448);
     assert_eq!(default_budget(1024), 1024);
@@ -913,7 +913,7 @@ fn watched_cpus_are_read_every_sample_whatever_the_round() {
         instants: 3,
         ..Spec::new(Flavor::IntelServer, 8)
     });
-    noisetop::source::capture::write_budget(&dir.path().join("0000"), 34, &[2]).unwrap();
+    noisetop::os::capture::write_budget(&dir.path().join("0000"), 34, &[2]).unwrap();
     let (ivs, _) = replay(dir.path());
     for iv in &ivs {
         // CPU2 (watched) has one-second figures from the first interval on
@@ -954,7 +954,11 @@ fn a_thermal_msr_without_tjmax_is_not_called_the_temperature_source() {
         .iter()
         .find(|s| s.metric == Metric::Temperature)
         .unwrap();
-    assert_ne!(temp.rung, Some(noisetop::snapshot::Rung::Msr), "{temp:?}");
+    assert_ne!(
+        temp.rung,
+        Some(noisetop::model::snapshot::Rung::Msr),
+        "{temp:?}"
+    );
     assert!(ivs[0].cpus.iter().all(|c| c.temp_c.is_none()));
     assert!(ivs[0].pkgs.iter().all(|p| p.temp_c.is_none()));
     assert_eq!(temp.rung, None, "the server capture has no hwmon: {temp:?}");
@@ -970,7 +974,11 @@ fn a_thermal_msr_without_tjmax_is_not_called_the_temperature_source() {
         .iter()
         .find(|s| s.metric == Metric::Temperature)
         .unwrap();
-    assert_eq!(temp.rung, Some(noisetop::snapshot::Rung::Msr), "{temp:?}");
+    assert_eq!(
+        temp.rung,
+        Some(noisetop::model::snapshot::Rung::Msr),
+        "{temp:?}"
+    );
 }
 
 // ------------------------------------------------------------ IPC

@@ -6,12 +6,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use noisetop::engine::Engine;
+use noisetop::os::capture::Captured;
+use noisetop::os::fs::{Fs, Roots};
 use noisetop::pipeline::{Driver, Step};
-use noisetop::sampler::Sampler;
+use noisetop::sample::engine::Engine;
+use noisetop::sample::sampler::Sampler;
 use noisetop::serve::{Detail, Exporter, Shared, catalog};
-use noisetop::source::capture::Captured;
-use noisetop::source::fs::{Fs, Roots};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -50,7 +50,7 @@ fn a_scrape_of_the_real_1152_cpu_capture_fits_the_budget() {
         return;
     }
     let hw = Captured {
-        stamp: noisetop::snapshot::Stamp {
+        stamp: noisetop::model::snapshot::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 1_000_000_000,
         },

@@ -40,7 +40,7 @@ fn scrapes_do_not_move_the_sample_count_and_sigterm_flushes_the_recording() {
         "{moved} samples in {elapsed} s"
     );
     assert!(moved >= 1.0, "sampling went on while serving");
-    noisetop::sys::kill(kid.0.id(), libc::SIGTERM).unwrap();
+    noisetop::os::sys::kill(kid.0.id(), libc::SIGTERM).unwrap();
     let start = Instant::now();
     let status = loop {
         if let Some(s) = kid.0.try_wait().unwrap() {

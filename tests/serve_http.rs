@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use noisetop::serve::http::{self, Limits};
 use noisetop::serve::webconfig::{Tls, WebConfig};
 use noisetop::serve::{self, Detail, Shared};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 use serve_support::{request, value};
 
 fn exporter(detail: Detail) -> (Arc<Shared>, tempfile::TempDir) {

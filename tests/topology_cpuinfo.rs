@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use noisetop::machine::Machine;
-use noisetop::source::fs::{Fs, Roots};
+use noisetop::model::machine::Machine;
+use noisetop::os::fs::{Fs, Roots};
 
 fn captures() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures")

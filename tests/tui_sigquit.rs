@@ -8,7 +8,7 @@ mod tmux;
 use std::path::Path;
 use std::process::Command;
 
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 use tmux::Tmux;
 
 /// The `stty -a` words that say whether the terminal is cooked.

@@ -7,11 +7,11 @@
 
 use std::io::Read as _;
 
-use crate::collect::cpulist;
+use crate::base::cpulist;
 use crate::collect::interrupts;
 use crate::collect::topology::{CPU_DIR, parse_cpumask};
-use crate::machine::Machine;
-use crate::source::fs::{Base, Fs, ReadError};
+use crate::model::machine::Machine;
+use crate::os::fs::{Base, Fs, ReadError};
 
 /// A value read from the machine, or why it could not be.
 pub type Fact<T> = Result<T, String>;

@@ -4,10 +4,10 @@
 use super::{
     CheckFacts, RuleResult, Scope, Status, by_value, cpus_phrase, facts::shown, sysfs_loop,
 };
+use crate::base::cpulist;
 use crate::collect::cpufreq::CpuFreqInfo;
-use crate::collect::cpulist;
 use crate::collect::topology::CPU_DIR;
-use crate::source::fs::Base;
+use crate::os::fs::Base;
 
 /// The cpufreq policies of the benchmark CPUs, plus the benchmark CPUs
 /// without one; `Err` (the reason) when none of them has cpufreq.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{CheckFacts, RuleResult, Scope, Status, cpus_phrase};
-use crate::collect::cpulist;
+use crate::base::cpulist;
 
 /// Formats CPUs as the kernel's hex mask: 32-bit words, most significant
 /// first, separated by commas (`1,00000003` for CPUs 0, 1 and 32).

@@ -3,7 +3,7 @@
 //! the first three ask whether any CPU is set apart at all.
 
 use super::{CheckFacts, RuleResult, Scope, Status, cpus_phrase, sysfs_loop};
-use crate::collect::cpulist;
+use crate::base::cpulist;
 use crate::collect::facts::cmdline_param;
 
 /// Shows a CPU list, `(empty)` when there is none.
@@ -28,7 +28,7 @@ fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 /// findings give too): `isolcpus=`, `nohz_full=` and `rcu_nocbs=` go
 /// together, whichever of them is missing.
 ///
-/// [`Machine::isolation_args`]: crate::machine::Machine::isolation_args
+/// [`Machine::isolation_args`]: crate::model::machine::Machine::isolation_args
 fn judge_set(mut r: RuleResult, f: &CheckFacts, s: &Scope, set: &[u32], param: &str) -> RuleResult {
     if s.all {
         if set.is_empty() {

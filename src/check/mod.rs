@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::collect::cpulist;
+use crate::base::cpulist;
 pub use facts::CheckFacts;
 
 /// Version of the JSON shape; raised when a field changes meaning or goes
@@ -141,7 +141,7 @@ pub struct CheckReport {
     pub rules: Vec<RuleResult>,
 }
 
-pub use crate::config::CheckConfig;
+pub use crate::noise::config::CheckConfig;
 
 /// Every rule id, in the order the rules run and print.
 pub const RULE_IDS: [&str; 20] = [

@@ -8,16 +8,16 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::{LiveArgs, RecordArgs, SampleArgs, SourceArgs};
 use crate::cmd::{AnyHw, Tree, out::emit};
-use crate::machine::Machine;
+use crate::model::machine::Machine;
 use crate::noise::NoiseConfig;
+use crate::os::capture::{self, Recorder};
+use crate::os::fs::Fs;
+use crate::os::stop::Stop;
 use crate::output::{batch, judged};
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Hook, Live, Phase};
 use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, kept_trace, replay};
-use crate::sampler::Hardware;
-use crate::source::capture::{self, Recorder};
-use crate::source::fs::Fs;
-use crate::stop::Stop;
+use crate::sample::sampler::Hardware;
 
 /// Prints one interval: a header line with the time, the table, then the
 /// verdicts and findings as `#` lines.
@@ -30,7 +30,7 @@ fn interval_text(s: &Sample, cpus: Option<&[u32]>) -> String {
         (iv.to.wall_ns / 1_000_000) % 1000,
         iv.dt_s
     );
-    if let Some(note) = crate::interval::clock_note(iv.from, iv.to) {
+    if let Some(note) = crate::model::interval::clock_note(iv.from, iv.to) {
         text.push_str("# ");
         text.push_str(&note);
         text.push('\n');
@@ -236,7 +236,7 @@ fn sample_live(
 fn keep_trace<H: Hardware>(
     driver: &mut Driver<H>,
     tree: &Tree,
-    roots: &crate::source::fs::Roots,
+    roots: &crate::os::fs::Roots,
     watched: &[u32],
     how: crate::cmd::TraceHow,
     owners: Vec<u32>,

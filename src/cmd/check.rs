@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::base::cpulist::{self, CpuList, parse_cpus};
 use crate::check::{self, CheckConfig, CheckFacts, CheckReport, RuleResult, Status};
-use crate::source::fs::{Fs, Roots};
+use crate::os::fs::{Fs, Roots};
 
 /// Options of `noisetop check`.
 #[derive(Debug, Clone, clap::Args)]

@@ -25,7 +25,7 @@ pub struct CompareArgs {
 }
 
 fn cpus(s: &str) -> Result<CpuList, String> {
-    let cpus = crate::collect::cpulist::parse(s.trim())?;
+    let cpus = crate::base::cpulist::parse(s.trim())?;
     if cpus.is_empty() {
         return Err("empty CPU list".into());
     }
@@ -44,7 +44,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     {
         return Err(crate::cmd::UsageError(format!(
             "--cpus {}: no such CPU in both recordings",
-            crate::collect::cpulist::format(&c.0)
+            crate::base::cpulist::format(&c.0)
         ))
         .into());
     }

@@ -13,11 +13,11 @@ use anyhow::{Context, Result, bail};
 use crate::cli::LiveArgs;
 use crate::cmd::batch::ReplayOpts;
 use crate::cmd::housekeeping;
-use crate::machine::Machine;
+use crate::model::machine::Machine;
+use crate::os::fs::Fs;
+use crate::os::stop::Stop;
 use crate::pipeline::live::{self, Live};
 use crate::pipeline::{Control, replay};
-use crate::source::fs::Fs;
-use crate::stop::Stop;
 use crate::tui::run::{SystemClock, TerminalInput, Wiring};
 use crate::tui::state::{Origin, State};
 use crate::tui::theme::Theme;
@@ -35,13 +35,13 @@ fn require_terminal() -> Result<()> {
 /// sets `stop`: SIGWINCH sent to that thread interrupts its `poll`.
 fn wake_on_stop(stop: &Stop) -> Result<()> {
     let s = stop.clone();
-    let screen = crate::sys::current_thread();
+    let screen = crate::os::sys::current_thread();
     std::thread::Builder::new()
         .name("stop-waker".into())
         .spawn(move || {
             let far = Instant::now() + Duration::from_secs(10 * 365 * 86_400);
             if s.sleep_until(far) {
-                crate::sys::interrupt_thread(screen);
+                crate::os::sys::interrupt_thread(screen);
             }
         })
         .context("cannot start a thread")?;
@@ -177,7 +177,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
             }
             if let Some(h) = housekeeping(&affinity, w) {
                 // every thread, the sampler's included, before it reads
-                let _ = crate::sys::pin_all(&h);
+                let _ = crate::os::sys::pin_all(&h);
                 ctl.request_pin(h);
             }
         }),

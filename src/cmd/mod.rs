@@ -11,6 +11,8 @@ pub mod probe;
 pub mod report;
 pub mod run;
 pub mod serve;
+#[cfg(feature = "shots")]
+pub mod shot;
 pub mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -20,13 +22,13 @@ use anyhow::{Context, Result};
 use clap::Parser;
 
 use crate::cli::{Cli, Command, SourceArgs};
-use crate::machine::Machine;
+use crate::model::machine::Machine;
 use crate::noise::NoiseConfig;
+use crate::os::capture::Captured;
+use crate::os::fs::Roots;
+use crate::os::live::LiveHw;
 use crate::pipeline::wrapped::Wrapped;
-use crate::sampler::Hardware;
-use crate::source::capture::Captured;
-use crate::source::fs::Roots;
-use crate::source::live::LiveHw;
+use crate::sample::sampler::Hardware;
 
 /// A mistake in the command line found after parsing (a CPU that is not
 /// online): reported like clap's own, with exit code 2.
@@ -43,10 +45,12 @@ pub fn run() -> Result<ExitCode> {
     // every argument is checked before anything runs (the terminal too)
     check_source_of(&cli)?;
     check_paths_of(&cli)?;
-    crate::sys::raise_fd_limit();
+    crate::os::sys::raise_fd_limit();
     // before any thread: a table grown later would wake a watched CPU
-    let _ = crate::sys::size_fd_table(crate::sys::fd_table_size(crate::sys::configured_cpus()));
-    crate::sys::keep_freed_memory();
+    let _ = crate::os::sys::size_fd_table(crate::os::sys::fd_table_size(
+        crate::os::sys::configured_cpus(),
+    ));
+    crate::os::sys::keep_freed_memory();
     match cli.command {
         Some(Command::Snapshot { json: _, source }) => snapshot::run(&source).map(ok),
         Some(Command::Capture {
@@ -114,16 +118,14 @@ fn pin(cpu: u32, watched: &[u32]) -> Result<()> {
     if watched.contains(&cpu) {
         return Err(UsageError(format!(
             "--pin {cpu}: CPU {cpu} is watched (--watch {}); noisetop must run on another CPU",
-            crate::collect::cpulist::format(watched)
+            crate::base::cpulist::format(watched)
         ))
         .into());
     }
     // every thread, the ones already started too
-    crate::sys::pin_all(&[cpu]).map_err(|e| {
-        let allowed = crate::sys::affinity().map_or_else(
-            |_| "unknown".into(),
-            |a| crate::collect::cpulist::format(&a),
-        );
+    crate::os::sys::pin_all(&[cpu]).map_err(|e| {
+        let allowed = crate::os::sys::affinity()
+            .map_or_else(|_| "unknown".into(), |a| crate::base::cpulist::format(&a));
         if e.raw_os_error() == Some(libc::EINVAL) {
             UsageError(format!(
                 "--pin {cpu}: CPU {cpu} is not one noisetop may run on (allowed: {allowed})"
@@ -208,7 +210,7 @@ fn check_capture(dir: &Path) -> Result<()> {
     if let Some(why) = folder_problem(dir) {
         return Err(UsageError(format!("replay {}: {why}", dir.display())).into());
     }
-    if crate::source::capture::instants(dir).is_ok_and(|i| i.is_empty()) {
+    if crate::os::capture::instants(dir).is_ok_and(|i| i.is_empty()) {
         return Err(UsageError(format!(
             "replay {}: holds no instants (0000/, 0001/, …): was it made by `noisetop capture`?",
             dir.display()
@@ -286,8 +288,8 @@ pub fn load_config(path: Option<&Path>) -> Result<NoiseConfig> {
 }
 
 /// Says which rungs of the source ladder the options allow.
-pub fn live_options(s: &SourceArgs) -> crate::source::live::LiveOptions {
-    crate::source::live::LiveOptions {
+pub fn live_options(s: &SourceArgs) -> crate::os::live::LiveOptions {
+    crate::os::live::LiveOptions {
         no_perf: s.no_perf,
         no_msr: s.no_msr,
     }
@@ -332,7 +334,7 @@ pub fn tree_kind(s: &SourceArgs, roots: &Roots) -> Tree {
     {
         return Tree::Instant(r.clone());
     }
-    let read = |p: &Path| crate::source::read_small(p, 64).map(|t| t.trim().to_string());
+    let read = |p: &Path| crate::os::read_small(p, 64).map(|t| t.trim().to_string());
     let here = read(&Path::new("/proc").join(BOOT_ID));
     let there = read(&roots.procfs.join(BOOT_ID));
     match (here, there) {
@@ -473,17 +475,17 @@ fn mount_tracefs(sysfs: &Path) -> Option<Result<String, String>> {
 }
 
 fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, String>> {
-    if crate::source::tracepoint::find_tracefs(sysfs).is_some() {
+    if crate::os::tracepoint::find_tracefs(sysfs).is_some() {
         return None;
     }
     let at = sysfs.join("kernel/tracing");
-    if !crate::sys::is_root() {
+    if !crate::os::sys::is_root() {
         return Some(Err(format!(
             "noisetop mounts tracefs at {} only as root",
             at.display()
         )));
     }
-    Some(match crate::sys::mount_tracefs(&at) {
+    Some(match crate::os::sys::mount_tracefs(&at) {
         Ok(()) => Ok(format!(
             "tracefs was not mounted: noisetop mounted it at {} (as perf does)",
             at.display()
@@ -502,12 +504,12 @@ pub fn own_ipis(
     tree: &Tree,
     roots: &Roots,
     watched: &[u32],
-) -> Result<crate::source::ipi_count::SelfIpis, String> {
+) -> Result<crate::os::ipi_count::SelfIpis, String> {
     if *tree != Tree::Live {
         return Err("the tree is not this machine's live kernel".into());
     }
     let mounted = mount_tracefs(&roots.sysfs);
-    let tracefs = crate::source::tracepoint::find_tracefs(&roots.sysfs).ok_or_else(|| {
+    let tracefs = crate::os::tracepoint::find_tracefs(&roots.sysfs).ok_or_else(|| {
         let why = format!(
             "tracefs is not mounted at {}/kernel/tracing",
             roots.sysfs.display()
@@ -517,21 +519,22 @@ pub fn own_ipis(
             _ => why,
         }
     })?;
-    crate::source::ipi_count::SelfIpis::open(&tracefs, watched)
+    crate::os::ipi_count::SelfIpis::open(&tracefs, watched)
 }
 
 /// The driver every live command runs: the engine on this tree, the
 /// sampler's file budget, the thresholds and the watched CPUs.
 pub fn new_driver<H: Hardware>(
-    fs: crate::source::fs::Fs,
-    machine: crate::machine::Machine,
+    fs: crate::os::fs::Fs,
+    machine: crate::model::machine::Machine,
     hw: H,
     budget: Option<usize>,
     watched: &[u32],
-    config: crate::config::NoiseConfig,
+    config: crate::noise::config::NoiseConfig,
 ) -> crate::pipeline::Driver<H> {
-    let mut engine =
-        crate::engine::Engine::new(crate::sampler::Sampler::with_machine(fs, machine, hw));
+    let mut engine = crate::sample::engine::Engine::new(
+        crate::sample::sampler::Sampler::with_machine(fs, machine, hw),
+    );
     if let Some(files) = budget {
         engine.sampler.set_budget(files);
     }
@@ -551,7 +554,7 @@ pub fn watch<H: Hardware>(
     watched: &[u32],
     how: TraceHow,
     owners: Vec<u32>,
-    own_ipis: Result<crate::source::ipi_count::SelfIpis, String>,
+    own_ipis: Result<crate::os::ipi_count::SelfIpis, String>,
 ) {
     let choice = tracer_for(tree, roots, watched, how, owners);
     driver.set_tracer(choice.source, choice.missing);
@@ -586,12 +589,12 @@ pub fn check_cpus(flag: &str, cpus: &[u32], m: &Machine) -> Result<()> {
     }
     Err(UsageError(format!(
         "{flag} {}: {} not online (online: {})",
-        crate::collect::cpulist::format(cpus),
+        crate::base::cpulist::format(cpus),
         match missing.as_slice() {
             [one] => format!("CPU {one} is"),
-            _ => format!("CPUs {} are", crate::collect::cpulist::format(&missing)),
+            _ => format!("CPUs {} are", crate::base::cpulist::format(&missing)),
         },
-        crate::collect::cpulist::format(&m.online)
+        crate::base::cpulist::format(&m.online)
     ))
     .into())
 }
@@ -611,12 +614,12 @@ pub fn housekeeping(affinity: &[u32], watched: &[u32]) -> Option<Vec<u32>> {
 /// watched CPUs, unless `--pin` placed it already; returns the affinity it
 /// had.
 pub fn keep_off(watched: &[u32], pinned: bool) -> Result<Vec<u32>> {
-    let mine = crate::sys::affinity().context("cannot read noisetop's CPU affinity")?;
+    let mine = crate::os::sys::affinity().context("cannot read noisetop's CPU affinity")?;
     if !pinned
         && !watched.is_empty()
         && let Some(h) = housekeeping(&mine, watched)
     {
-        crate::sys::pin_all(&h).context("cannot move noisetop off the watched CPUs")?;
+        crate::os::sys::pin_all(&h).context("cannot move noisetop off the watched CPUs")?;
     }
     Ok(mine)
 }

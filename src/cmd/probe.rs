@@ -10,8 +10,8 @@ use anyhow::{Context, Result};
 use crate::cli::{CpuList, parse_cpus};
 use crate::cmd::UsageError;
 use crate::collect::{cpulist, topology};
+use crate::os::fs::{Fs, Roots};
 use crate::probe::runner::{self, Kinds, Opts};
-use crate::source::fs::{Fs, Roots};
 
 /// Options of `probe`.
 #[derive(Debug, Clone, clap::Args)]
@@ -170,7 +170,7 @@ pub fn run(args: &ProbeArgs) -> Result<ExitCode> {
         ))
         .into());
     }
-    crate::sys::pin_to(&housekeeping).with_context(|| {
+    crate::os::sys::pin_to(&housekeeping).with_context(|| {
         format!(
             "cannot run noisetop on CPU {}",
             cpulist::format(&housekeeping)
@@ -190,7 +190,7 @@ pub fn run(args: &ProbeArgs) -> Result<ExitCode> {
         roots,
         no_trace: args.no_trace,
         ctx_rounds: runner::CTX_ROUNDS,
-        stop: crate::stop::Stop::on_signals().context("cannot install the signal handlers")?,
+        stop: crate::os::stop::Stop::on_signals().context("cannot install the signal handlers")?,
     };
     // says, while it runs, which process and CPUs are the probe's, so a
     // dashboard or `run` watching them does not call its wake-ups noise

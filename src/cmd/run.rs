@@ -9,12 +9,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::RunArgs;
-use crate::engine::Engine;
-use crate::machine::Machine;
+use crate::model::machine::Machine;
+use crate::os::fs::{Fs, Roots};
+use crate::os::live::{LiveHw, LiveOptions};
 use crate::pipeline::Driver;
-use crate::sampler::Sampler;
-use crate::source::fs::{Fs, Roots};
-use crate::source::live::{LiveHw, LiveOptions};
+use crate::sample::engine::Engine;
+use crate::sample::sampler::Sampler;
 
 pub mod alone;
 pub mod output;
@@ -40,7 +40,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let roots = Roots::default();
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
-    let mine = crate::sys::affinity().context("cannot read noisetop's CPU affinity")?;
+    let mine = crate::os::sys::affinity().context("cannot read noisetop's CPU affinity")?;
     let cpus = match &a.cpus {
         Some(c) => {
             crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
@@ -72,7 +72,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     // reach a watched CPU
     let house = crate::cmd::housekeeping(&mine, &cpus);
     let back = house.clone().unwrap_or_else(|| mine.clone());
-    crate::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
+    crate::os::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
     // watched and sampled before the command starts: its first
     // milliseconds are in the first interval, not before it
     crate::cmd::watch(
@@ -151,7 +151,7 @@ fn unrunnable(program: &std::ffi::OsStr, path: Option<&std::ffi::OsStr>) -> Opti
     let refused = |p: &Path| -> Option<(u8, String)> {
         if p.is_dir() {
             Some((126, format!("{shown}: Is a directory")))
-        } else if crate::sys::may_execute(p) {
+        } else if crate::os::sys::may_execute(p) {
             None
         } else {
             Some((126, format!("{shown}: Permission denied")))
@@ -212,7 +212,7 @@ fn task_migrations(pid: u32) -> Option<u64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut total = None;
     for t in tasks.flatten() {
-        let Ok(text) = crate::source::read_small(&t.path().join("sched"), 1 << 16) else {
+        let Ok(text) = crate::os::read_small(&t.path().join("sched"), 1 << 16) else {
             continue;
         };
         let n = text

@@ -10,15 +10,15 @@ use clap::Args;
 
 use crate::cli::{RecordArgs, SampleArgs, SourceArgs, WatchArgs};
 use crate::cmd::{AnyHw, UsageError};
-use crate::machine::Machine;
+use crate::model::machine::Machine;
+use crate::os::fs::Fs;
+use crate::os::stop::Stop;
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Live, Phase};
 use crate::pipeline::{Driver, Flow};
 use crate::serve::http::{self, Limits};
 use crate::serve::webconfig::{self, WebConfig};
 use crate::serve::{Detail, ExportSink, Exporter, Shared};
-use crate::source::fs::Fs;
-use crate::stop::Stop;
 
 /// `noisetop serve`.
 #[derive(Debug, Clone, Args)]
@@ -75,7 +75,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         .map(|w| w.0.clone())
         .unwrap_or_default();
     if let Some(cpu) = a.watch.pin {
-        crate::sys::pin_to(&[cpu])
+        crate::os::sys::pin_to(&[cpu])
             .with_context(|| format!("--pin {cpu}: cannot run on CPU {cpu}"))?;
     }
     // the sampler and the HTTP thread both stay off the benchmark

@@ -6,12 +6,12 @@ use serde::Serialize;
 
 use crate::cli::SourceArgs;
 use crate::cmd::out::emit;
-use crate::engine::Engine;
-use crate::ladder::{Probe, Status};
-use crate::machine::Machine;
-use crate::sampler::{Hardware, Sampler};
-use crate::snapshot::Snapshot;
-use crate::source::fs::Fs;
+use crate::model::machine::Machine;
+use crate::model::snapshot::Snapshot;
+use crate::os::fs::Fs;
+use crate::sample::engine::Engine;
+use crate::sample::ladder::{Probe, Status};
+use crate::sample::sampler::{Hardware, Sampler};
 
 /// The JSON document `snapshot --json` prints.
 #[derive(Debug, Serialize)]

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use crate::collect::topology::{CPU_DIR, opt_flag, opt_text, opt_u64, resolve};
-use crate::source::fs::{Base, Fs, ReadError};
+use crate::os::fs::{Base, Fs, ReadError};
 
 /// One CPU's cpufreq policy; every value is `None` where its file is absent
 /// or does not hold a number. Frequencies are in kHz, as sysfs has them.
@@ -186,7 +186,7 @@ pub fn read_boost(fs: &mut Fs) -> Boost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::fs::Roots;
+    use crate::os::fs::Roots;
 
     fn tree() -> (tempfile::TempDir, Fs) {
         let dir = tempfile::tempdir().unwrap();

@@ -8,9 +8,9 @@
 
 use serde::Serialize;
 
+use crate::base::name::Name;
 use crate::collect::topology::{CPU_DIR, numbered, opt_flag, opt_text, opt_u64};
-use crate::name::Name;
-use crate::source::fs::{Base, FileId, Fs, ReadError};
+use crate::os::fs::{Base, FileId, Fs, ReadError};
 
 /// The cpuidle driver and governor in use.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -195,7 +195,7 @@ pub fn read_counters(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::fs::Roots;
+    use crate::os::fs::Roots;
 
     fn tree() -> (tempfile::TempDir, Fs) {
         let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::collect::topology::{CPU_DIR, opt_flag, opt_text};
-use crate::source::fs::{Base, Fs};
+use crate::os::fs::{Base, Fs};
 
 /// Machine facts read once at start; each is `None` when unknown.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -163,7 +163,7 @@ fn same_param(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::fs::Roots;
+    use crate::os::fs::Roots;
 
     fn tree() -> (tempfile::TempDir, Fs) {
         let dir = tempfile::tempdir().unwrap();

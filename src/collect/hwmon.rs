@@ -19,7 +19,7 @@
 use serde::Serialize;
 
 use crate::collect::topology::{CPU_DIR, numbered, opt_text, resolve};
-use crate::source::fs::{Base, FileId, Fs, ReadError};
+use crate::os::fs::{Base, FileId, Fs, ReadError};
 
 /// Where hwmon chips are listed, relative to sysfs.
 const HWMON_DIR: &str = "class/hwmon";
@@ -276,7 +276,7 @@ fn unique_dirs<'a>(sensors: impl Iterator<Item = &'a HwmonSensor>) -> Vec<&'a st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::fs::Roots;
+    use crate::os::fs::Roots;
 
     fn tree() -> (tempfile::TempDir, Fs) {
         let dir = tempfile::tempdir().unwrap();

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::collect::topology::{opt_text, opt_u64, resolve};
-use crate::source::fs::{Base, FileId, Fs, ReadError};
+use crate::os::fs::{Base, FileId, Fs, ReadError};
 
 /// Where powercap zones are listed, relative to sysfs.
 const POWERCAP_DIR: &str = "class/powercap";
@@ -135,7 +135,7 @@ pub fn energy_file(fs: &mut Fs, z: &RaplZone) -> FileId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::fs::Roots;
+    use crate::os::fs::Roots;
 
     fn tree() -> (tempfile::TempDir, Fs) {
         let dir = tempfile::tempdir().unwrap();

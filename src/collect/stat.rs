@@ -7,7 +7,7 @@
 //! no `guest` before 2.6.24, ...); a missing column is `None`. A last line
 //! without its newline is a cut-off read and is ignored.
 
-use crate::cpu_map::CpuMap;
+use crate::base::cpu_map::CpuMap;
 use serde::Serialize;
 
 use super::ParseError;

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::collect::cpulist;
-use crate::source::fs::{Base, Fs, ReadError};
+use crate::base::cpulist;
+use crate::os::fs::{Base, Fs, ReadError};
 
 /// Directory of the CPU devices, relative to sysfs.
 pub const CPU_DIR: &str = "devices/system/cpu";
@@ -353,7 +353,7 @@ fn link_file_target(root: &Path, parts: &[String], meta: &std::fs::Metadata) -> 
     if !meta.is_file() || meta.len() > 4096 {
         return None;
     }
-    let text = crate::source::fs::read_capped(&path, 4096).ok()?;
+    let text = crate::os::fs::read_capped(&path, 4096).ok()?;
     let target = text.trim_end_matches(['\n', '\0']);
     let looks_like_link = !target.is_empty()
         && !target.starts_with('/')
@@ -382,7 +382,7 @@ fn link_file_target(root: &Path, parts: &[String], meta: &std::fs::Metadata) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::fs::Roots;
+    use crate::os::fs::Roots;
 
     fn tree() -> (tempfile::TempDir, Fs) {
         let dir = tempfile::tempdir().unwrap();

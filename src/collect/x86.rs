@@ -534,7 +534,7 @@ pub fn decode_therm_status(msr: u64, tjmax: u32) -> ThermStatus {
 )]
 mod tests {
     use super::*;
-    use crate::source::msr::{FakeMsr, MsrAccess};
+    use crate::os::msr::{FakeMsr, MsrAccess};
 
     fn names(regs: &[(&'static str, u32)]) -> Vec<&'static str> {
         regs.iter().map(|(n, _)| *n).collect()

@@ -1,9 +1,9 @@
 //! What makes the clock move: thermal throttling, turbo, the governor.
 
 use super::{Finding, Kind, Number, Severity, cpus_label};
-use crate::collect::cpulist;
-use crate::interval::Interval;
-use crate::machine::Machine;
+use crate::base::cpulist;
+use crate::model::interval::Interval;
+use crate::model::machine::Machine;
 
 /// Core throttling names its CPUs; package throttling slows every CPU of
 /// the package alike, so it is a machine-wide finding (no row tag each).

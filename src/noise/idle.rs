@@ -3,8 +3,8 @@
 //! and one in C6).
 
 use super::{Context, Finding, Kind, Number, Severity, cpus_label, rate};
-use crate::collect::cpulist;
-use crate::interval::Interval;
+use crate::base::cpulist;
+use crate::model::interval::Interval;
 
 /// Unwatched CPUs that used the same deep state, with their residency.
 struct DeepGroup {

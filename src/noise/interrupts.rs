@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 
 use super::verdict::{CpuVerdict, irq_name, is_ipi, tick_limit, top_source};
 use super::{CauseClass, Context, Finding, Kind, Number, rate, severity_of};
-use crate::collect::cpulist;
+use crate::base::cpulist;
 use crate::collect::interrupts::IrqKind;
-use crate::interval::{CpuRates, Interval};
-use crate::machine::Machine;
+use crate::model::interval::{CpuRates, Interval};
+use crate::model::machine::Machine;
 
 /// The findings of one watched CPU's interrupt causes.
 pub fn on_watched(iv: &Interval, cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict) -> Vec<Finding> {

@@ -9,7 +9,7 @@
 //! numbers that show it and the usual fix as a command to copy. One file a
 //! family of rules; the sinks only read [`Judgement`]s.
 
-pub use crate::config;
+pub mod config;
 mod frequency;
 mod idle;
 mod interrupts;
@@ -33,9 +33,9 @@ pub use verdict::{Cause, CauseClass, CpuVerdict, VerdictState};
 // `run --repeat` gives the same boot-time advice for noise that recurred
 pub(crate) use interrupts::isolate_cpus;
 
-use crate::collect::cpulist;
-use crate::interval::Interval;
-use crate::machine::Machine;
+use crate::base::cpulist;
+use crate::model::interval::Interval;
+use crate::model::machine::Machine;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

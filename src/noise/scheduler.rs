@@ -5,9 +5,9 @@ use super::interrupts::isolate_cmdline;
 use super::traced::{Intruder, TracedCpu, TracedTask};
 use super::verdict::CpuVerdict;
 use super::{CauseClass, Context, Finding, Kind, Number, rate, severity_of};
+use crate::base::cpulist;
 use crate::collect::cgroup_name::{CgroupName, Cpuset, keep_on, parse, shown};
-use crate::collect::cpulist;
-use crate::interval::CpuRates;
+use crate::model::interval::CpuRates;
 
 /// The findings of one watched CPU's scheduler causes.
 pub fn on_watched(cx: &Context<'_>, r: &CpuRates, v: &CpuVerdict) -> Vec<Finding> {

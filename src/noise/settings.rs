@@ -2,8 +2,8 @@
 //! isolation, address-space randomisation.
 
 use super::{Context, Finding, Kind, Number, Severity, cpus_label};
-use crate::interval::Interval;
-use crate::machine::Machine;
+use crate::model::interval::Interval;
+use crate::model::machine::Machine;
 
 /// The busiest unwatched SMT sibling of watched CPU `w`, when busy enough:
 /// the two threads share the core's execution units and caches.

@@ -5,10 +5,10 @@ use super::*;
 use crate::collect::cpufreq::CpuFreqInfo;
 use crate::collect::interrupts::IrqKind;
 use crate::collect::topology::CpuTopology;
-use crate::interval::CpuRates;
-use crate::interval::{IdleRate, PkgRates, SourceRates, TimeSplit};
-use crate::snapshot::Stamp;
-use crate::source::fs::{Fs, Roots};
+use crate::model::interval::CpuRates;
+use crate::model::interval::{IdleRate, PkgRates, SourceRates, TimeSplit};
+use crate::model::snapshot::Stamp;
+use crate::os::fs::{Fs, Roots};
 use std::collections::BTreeSet;
 
 /// A machine read from an empty tree (every fact unknown), then given

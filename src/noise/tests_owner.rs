@@ -144,7 +144,7 @@ fn sampled_figures_judge_tasks_and_the_counts_judge_interrupts() {
     );
 }
 
-fn r1_again() -> crate::interval::CpuRates {
+fn r1_again() -> crate::model::interval::CpuRates {
     let mut r = rates(1);
     r.dev_per_s = Some(74.0);
     r

@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::config::Limits;
 use super::{Context, Finding, Kind, Number, Severity, cpus_label, rate};
-use crate::collect::cpulist;
+use crate::base::cpulist;
 use crate::collect::interrupts::IrqKind;
-use crate::interval::{CpuRates, Interval, SourceRates};
+use crate::model::interval::{CpuRates, Interval, SourceRates};
 
 /// Quiet, noisy or unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,7 +1,7 @@
 //! Steal: the hypervisor ran something else while this vCPU wanted to run.
 
 use super::{Context, Finding, Kind, Number, cpus_label, severity_of};
-use crate::interval::Interval;
+use crate::model::interval::Interval;
 
 /// One finding for every CPU whose steal passed its limit (strict for
 /// watched CPUs, mild for the others), naming the worst.

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::interval::{CpuRates, Interval};
-use crate::ladder::Status;
+use crate::model::interval::{CpuRates, Interval};
+use crate::sample::ladder::Status;
 
 /// One column: its header and how to get a cell from a CPU's rates.
 struct Column {
@@ -187,8 +187,8 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
 /// ΣΔinstructions/ΣΔcycles over the CPUs with both (turbostat's summary).
 fn ipc_col(rows: &[&CpuRates]) -> Column {
     let mut c = col("IPC", rows, |r| r.ipc, c_mean, |v| num(v, 2));
-    let (i, cycles) = crate::interval::total_counts(rows.iter().copied());
-    c.cells[0] = num(crate::interval::ipc(i, cycles), 2);
+    let (i, cycles) = crate::model::interval::total_counts(rows.iter().copied());
+    c.cells[0] = num(crate::model::interval::ipc(i, cycles), 2);
     c
 }
 
@@ -258,8 +258,8 @@ pub fn footer(statuses: &[Status]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interval::IdleRate;
-    use crate::snapshot::Stamp;
+    use crate::model::interval::IdleRate;
+    use crate::model::snapshot::Stamp;
 
     fn state(name: &str, disabled: Option<bool>) -> IdleRate {
         IdleRate {

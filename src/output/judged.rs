@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::collect::cpulist;
+use crate::base::cpulist;
 use crate::noise::{Judgement, VerdictState};
 
 /// Renders one line of verdicts (quiet and unknown CPUs as lists, each

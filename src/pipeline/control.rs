@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::stop::Stop;
+use crate::os::stop::Stop;
 
 /// Shared between the screen and the live loop.
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-//! Who ran on every CPU, counted in the kernel ([`crate::source::bpf`])
+//! Who ran on every CPU, counted in the kernel ([`crate::os::bpf`])
 //! and made into windows ([`crate::trace::in_kernel`]), as the driver's
 //! [`TraceSource`] and [`SwitchSource`]: the watched CPUs are judged, the
 //! others are shown (their top intruders). One read of the mapped areas
@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::trace::{Owners, bound, cpu_with};
 use super::{SwitchSource, TraceSource};
 use crate::noise::traced::{Traced, TracedTask};
-use crate::source::bpf::{self, Loaded, Refused, read::read_cpu};
-use crate::source::cgroups::CgroupPaths;
-use crate::source::switch_ring::SwitchCount;
+use crate::os::bpf::{self, Loaded, Refused, read::read_cpu};
+use crate::os::cgroups::CgroupPaths;
+use crate::os::switch_ring::SwitchCount;
 use crate::trace::in_kernel::CpuBook;
 use crate::trace::{CpuTrace, SourceKind, TaskId, TraceWindow};
 
@@ -121,7 +121,7 @@ pub struct InKernelSwitches {
 /// A live task's cgroup v2 path, from the `0::` line of
 /// /proc/TID/cgroup.
 fn v2_path(proc: &Path, tid: u32) -> Option<String> {
-    let text = crate::source::read_small(&proc.join(format!("{tid}/cgroup")), 4096).ok()?;
+    let text = crate::os::read_small(&proc.join(format!("{tid}/cgroup")), 4096).ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix("0::"))
         .map(|p| p.trim().to_string())
@@ -167,7 +167,7 @@ impl InKernelTrace {
             return n.clone();
         }
         let path = self.sysfs.join(format!("kernel/irq/{irq}/actions"));
-        let name = crate::source::read_small(&path, 256)
+        let name = crate::os::read_small(&path, 256)
             .ok()
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty())
@@ -188,13 +188,13 @@ impl InKernelTrace {
             .or_insert_with(|| bound(&proc, t.tid));
         TracedTask {
             comm: t.comm.clone().unwrap_or_else(|| {
-                crate::source::read_small(&proc.join(format!("{}/comm", t.tid)), 64)
+                crate::os::read_small(&proc.join(format!("{}/comm", t.tid)), 64)
                     .map_or_else(|_| format!("tid {}", t.tid), |c| c.trim().to_string())
             }),
             pid: t.pid.unwrap_or(t.tid),
             tid: t.tid,
             per_cpu_kthread: per_cpu,
-            exited: !crate::source::tasks::alive(&proc, t.tid),
+            exited: !crate::os::tasks::alive(&proc, t.tid),
             // a task that has not switched out since its slot was taken
             // has no cgroup id yet: /proc says it while the task lives
             cgroup: cgroup
@@ -205,15 +205,15 @@ impl InKernelTrace {
     }
 
     fn online(&self) -> Vec<u32> {
-        crate::source::read_small(&self.online, 4096)
+        crate::os::read_small(&self.online, 4096)
             .ok()
-            .and_then(|t| crate::collect::cpulist::parse(t.trim()).ok())
+            .and_then(|t| crate::base::cpulist::parse(t.trim()).ok())
             .unwrap_or_default()
     }
 
     fn windows(&mut self) -> Vec<CpuTrace> {
         let online = self.online();
-        let cut = crate::sys::monotonic_ns();
+        let cut = crate::os::sys::monotonic_ns();
         let (watched, pids) = (&self.watched, &self.owners.pids);
         let owners = |cpu: u32| {
             if watched.contains(&cpu) {

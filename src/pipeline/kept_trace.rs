@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use super::TraceSource;
 use super::wrapped::{Addition, Wrapped};
 use crate::noise::Traced;
-use crate::source::fs::{ReadError, read_capped};
+use crate::os::fs::{ReadError, read_capped};
 
 /// The file of one instant that holds the window traced up to it.
 pub const FILE: &str = "noisetop/traced.json";

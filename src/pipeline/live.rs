@@ -8,8 +8,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::{Control, Driver, Flow, Msg, Sink, Step, feed_sinks};
-use crate::sampler::Hardware;
-use crate::stop::Stop;
+use crate::os::stop::Stop;
+use crate::sample::sampler::Hardware;
 
 /// Samples the screen's channel holds before the loop drops new ones.
 pub const LIVE_QUEUE: usize = 64;
@@ -81,7 +81,7 @@ pub fn run<H: Hardware>(
     for i in 0u64.. {
         if let Some(cpus) = live.control.take_pin() {
             // best effort: a CPU that went offline leaves the old affinity
-            let _ = crate::sys::pin_to(&cpus);
+            let _ = crate::os::sys::pin_to(&cpus);
         }
         if let Some(cpus) = live.control.take_watch() {
             driver.set_watched(&cpus);

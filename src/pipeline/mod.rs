@@ -19,13 +19,13 @@ pub mod wrapped;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use crate::engine::Engine;
-use crate::interval::Interval;
-use crate::ladder::Status;
-use crate::machine::Machine;
+use crate::model::interval::Interval;
+use crate::model::machine::Machine;
 use crate::noise::{self, Judgement, NoiseConfig, Traced};
-use crate::sampler::Hardware;
-use crate::source::switch_ring::SwitchCount;
+use crate::os::switch_ring::SwitchCount;
+use crate::sample::engine::Engine;
+use crate::sample::ladder::Status;
+use crate::sample::sampler::Hardware;
 
 pub use control::Control;
 
@@ -98,7 +98,7 @@ impl OwnIpis {
         match r {
             Ok(o) if o.cpus.is_empty() => "IPIs to watched CPUs: none watched".into(),
             Ok(o) => {
-                let list = crate::collect::cpulist::format(&o.cpus);
+                let list = crate::base::cpulist::format(&o.cpus);
                 let mut t = format!(
                     "IPIs to watched CPU {list}: {} since the first sample ({} at setup); {} \
                      wake-ups of tasks there",
@@ -229,9 +229,9 @@ pub struct Driver<H: Hardware> {
     ring_epoch: u64,
     filled: switches::Filled,
     /// The kernel's count of IPIs noisetop sends to the watched CPUs.
-    own_ipis: Option<Result<crate::source::ipi_count::SelfIpis, String>>,
+    own_ipis: Option<Result<crate::os::ipi_count::SelfIpis, String>>,
     /// Their count at the first snapshot: setup.
-    ipis_at_first: Option<crate::source::ipi_count::IpiCount>,
+    ipis_at_first: Option<crate::os::ipi_count::IpiCount>,
     /// What the last sample said of them, to say it again only on a change.
     ipis_said: Option<String>,
 }
@@ -327,7 +327,7 @@ impl<H: Hardware> Driver<H> {
     /// Counts the IPIs noisetop sends to the watched CPUs with these
     /// counters (open them before any other perf event, so that setup
     /// counts too), or says why not.
-    pub fn set_own_ipis(&mut self, c: Result<crate::source::ipi_count::SelfIpis, String>) {
+    pub fn set_own_ipis(&mut self, c: Result<crate::os::ipi_count::SelfIpis, String>) {
         self.own_ipis = Some(c);
         let w = self.watched.clone();
         if let Some(Ok(c)) = &mut self.own_ipis
@@ -346,8 +346,8 @@ impl<H: Hardware> Driver<H> {
     }
 
     fn count_ipis(
-        c: &mut crate::source::ipi_count::SelfIpis,
-        at_first: &mut Option<crate::source::ipi_count::IpiCount>,
+        c: &mut crate::os::ipi_count::SelfIpis,
+        at_first: &mut Option<crate::os::ipi_count::IpiCount>,
     ) -> Result<OwnIpis, String> {
         let n = c
             .read()
@@ -433,7 +433,7 @@ impl<H: Hardware> Driver<H> {
             (Some(t), Some(why)) if t.sampled() => format!(
                 "who ran: {} on CPU {}: not traced: {why}",
                 sampled::HOW,
-                crate::collect::cpulist::format(&t.cpus()),
+                crate::base::cpulist::format(&t.cpus()),
             ),
             (_, Some(why)) => format!("who ran: not traced: {why}"),
             (Some(t), None) if t.in_kernel() => {
@@ -442,7 +442,7 @@ impl<H: Hardware> Driver<H> {
                     let _ = write!(
                         said,
                         "; judged on watched CPU {}",
-                        crate::collect::cpulist::format(&t.cpus())
+                        crate::base::cpulist::format(&t.cpus())
                     );
                 }
                 for n in t.notes() {
@@ -454,7 +454,7 @@ impl<H: Hardware> Driver<H> {
             (Some(t), None) if !t.cpus().is_empty() => {
                 let mut said = format!(
                     "who ran: kept windows on CPU {}",
-                    crate::collect::cpulist::format(&t.cpus()),
+                    crate::base::cpulist::format(&t.cpus()),
                 );
                 for n in t.notes() {
                     said.push_str("; ");
@@ -508,11 +508,16 @@ impl<H: Hardware> Driver<H> {
         }
         let mut statuses = self.engine.statuses();
         let counting = self.engine.sampler.machine.package_leaders();
-        crate::hands_off::describe(&mut statuses, &hands_off, &counting, &self.switch_plan());
+        crate::sample::hands_off::describe(
+            &mut statuses,
+            &hands_off,
+            &counting,
+            &self.switch_plan(),
+        );
         let Some(interval) = iv else {
             return Step::Ready(statuses);
         };
-        crate::ladder::note_silent_power(&mut statuses, &interval);
+        crate::sample::ladder::note_silent_power(&mut statuses, &interval);
         let machine = (self.engine.sampler.machine.online != self.online).then(|| {
             self.online.clone_from(&self.engine.sampler.machine.online);
             Box::new(self.engine.sampler.machine.clone())

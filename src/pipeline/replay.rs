@@ -10,10 +10,10 @@ use anyhow::{Context as _, Result, bail};
 
 use super::live::End;
 use super::{Driver, Flow, Msg, Sink, Step, feed_sinks, kept_trace};
-use crate::engine::Engine;
-use crate::sampler::Sampler;
-use crate::source::capture::{self, Captured};
-use crate::source::fs::{Fs, Roots};
+use crate::os::capture::{self, Captured};
+use crate::os::fs::{Fs, Roots};
+use crate::sample::engine::Engine;
+use crate::sample::sampler::Sampler;
 
 /// Intervals a replay reads ahead of the screen.
 pub const REPLAY_QUEUE: usize = 2;

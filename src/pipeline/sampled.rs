@@ -1,5 +1,5 @@
 //! Who ran on the watched CPUs when tracepoints cannot be had: each
-//! interval, the tasks whose run time grew ([`crate::source::tasks`]),
+//! interval, the tasks whose run time grew ([`crate::os::tasks`]),
 //! credited to a watched CPU whose counting ring saw them leave it in the
 //! interval, else to the CPU they ran on last. The figures are marked
 //! sampled: a task
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::TraceSource;
 use crate::noise::traced::{Intruder, Traced, TracedCpu, TracedTask};
-use crate::source::tasks::{TaskClock, TaskRan};
+use crate::os::tasks::{TaskClock, TaskRan};
 
 /// One line for the who-ran status: how the sampled figures are made.
 pub const HOW: &str = "sampled from /proc (each task's run time, on the watched CPU it was seen \
@@ -229,7 +229,7 @@ impl TraceSource for SampledTrace {
         }
         let mut ran = self.clock.read();
         credit_where_seen(&mut ran, &std::mem::take(&mut self.leaving));
-        let now = crate::sys::monotonic_ns();
+        let now = crate::os::sys::monotonic_ns();
         let window_ns = self.last_ns.map_or(0, |l| now.saturating_sub(l));
         self.last_ns = Some(now);
         let given = !self.owners.is_empty();
@@ -246,7 +246,7 @@ impl TraceSource for SampledTrace {
                 window_ns,
                 given,
                 |t| owner_tids.contains(&t.tid),
-                |t| t.cpu.and_then(|c| crate::sys::only_on(t.tid, c)) == Some(true),
+                |t| t.cpu.and_then(|c| crate::os::sys::only_on(t.tid, c)) == Some(true),
             ),
             ..Traced::default()
         }
@@ -257,7 +257,7 @@ impl TraceSource for SampledTrace {
             // the start of the first window: what ran before is no one's
             self.clock = TaskClock::new(&self.proc);
             self.clock.read();
-            self.last_ns = Some(crate::sys::monotonic_ns());
+            self.last_ns = Some(crate::os::sys::monotonic_ns());
         }
         self.cpus = cpus.to_vec();
         Ok(())

@@ -4,8 +4,8 @@
 //! those CPUs.
 
 use super::SwitchSource;
-use crate::snapshot::Snapshot;
-use crate::source::switch_ring::{SwitchCount, SwitchRings};
+use crate::model::snapshot::Snapshot;
+use crate::os::switch_ring::{SwitchCount, SwitchRings};
 
 /// Counting rings of the watched CPUs.
 #[derive(Debug, Default)]
@@ -99,7 +99,7 @@ impl Filled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu_map::CpuMap;
+    use crate::base::cpu_map::CpuMap;
 
     fn count(cpu: u32, switches: u64, migrations: u64) -> SwitchCount {
         SwitchCount {
@@ -111,7 +111,7 @@ mod tests {
 
     fn empty() -> Snapshot {
         Snapshot {
-            time: crate::snapshot::Stamp::default(),
+            time: crate::model::snapshot::Stamp::default(),
             online: vec![0, 1],
             stat: Err("not read".into()),
             interrupts: Err("not read".into()),

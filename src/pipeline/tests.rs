@@ -2,11 +2,11 @@
 //! that returns fixed windows.
 
 use super::{Driver, Step, TraceSource};
-use crate::engine::Engine;
 use crate::noise::Traced;
-use crate::sampler::Sampler;
-use crate::source::capture::Captured;
-use crate::source::fs::{Fs, Roots};
+use crate::os::capture::Captured;
+use crate::os::fs::{Fs, Roots};
+use crate::sample::engine::Engine;
+use crate::sample::sampler::Sampler;
 
 /// Gives the same window every time.
 struct Fixed(Traced, Vec<String>);

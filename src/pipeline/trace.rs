@@ -92,8 +92,7 @@ fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
         // threads' run time with task_sched_runtime(), which updates the
         // clock of a thread running on another CPU under that CPU's run
         // queue lock and may send it a reschedule IPI (seen on 6.18)
-        let Ok(stat) = crate::source::read_small(&proc.join(format!("{p}/task/{p}/stat")), 4096)
-        else {
+        let Ok(stat) = crate::os::read_small(&proc.join(format!("{p}/task/{p}/stat")), 4096) else {
             return false;
         };
         // the fields after the parenthesised comm: state, then ppid
@@ -112,8 +111,7 @@ fn descends_from(proc: &Path, pid: u32, root: u32) -> bool {
 /// Whether a thread is bound to its CPU for good (a per-CPU kernel thread).
 pub fn bound(proc: &Path, tid: u32) -> bool {
     // the thread's own stat, not the process's (see `descends_from`)
-    let Ok(stat) = crate::source::read_small(&proc.join(format!("{tid}/task/{tid}/stat")), 4096)
-    else {
+    let Ok(stat) = crate::os::read_small(&proc.join(format!("{tid}/task/{tid}/stat")), 4096) else {
         return false;
     };
     // the fields after the parenthesised comm: state is the 3rd, flags the 9th
@@ -134,7 +132,7 @@ pub fn task(t: &TaskId, proc: &Path) -> TracedTask {
         pid: t.pid.unwrap_or(t.tid),
         tid: t.tid,
         per_cpu_kthread: bound(proc, t.tid),
-        exited: !crate::source::tasks::alive(proc, t.tid),
+        exited: !crate::os::tasks::alive(proc, t.tid),
         cgroup: None,
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{CtxRow, ProbeReport, Row};
-use crate::collect::cpulist;
+use crate::base::cpulist;
 
 /// The CSV header of a probe recording.
 pub const CSV_COLUMNS: [&str; 14] = [
@@ -268,8 +268,7 @@ pub fn text(rep: &ProbeReport) -> String {
         s,
         "  /dev/cpu_dma_latency: {}",
         match c.cpu_dma_latency_us {
-            Some(v) if v < crate::source::probe_os::NO_LATENCY_LIMIT_US =>
-                format!("held at {v} µs"),
+            Some(v) if v < crate::os::probe_os::NO_LATENCY_LIMIT_US => format!("held at {v} µs"),
             Some(_) => "no limit held".into(),
             None => "unknown".into(),
         }

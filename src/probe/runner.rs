@@ -12,11 +12,11 @@ use super::tag::{self, Tag};
 use super::{Conditions, CtxRow, Kind, ProbeReport, TagMethod};
 use crate::collect::cpuidle;
 use crate::collect::topology::CPU_DIR;
-use crate::source::fs::{Base, FileId, Fs, Roots};
-use crate::source::idle_ring::{IdleEvent, IdleTrace};
-use crate::source::probe_os;
-use crate::stop::Stop;
-use crate::sys::{monotonic_ns, pin_to};
+use crate::os::fs::{Base, FileId, Fs, Roots};
+use crate::os::idle_ring::{IdleEvent, IdleTrace};
+use crate::os::probe_os;
+use crate::os::stop::Stop;
+use crate::os::sys::{monotonic_ns, pin_to};
 
 /// The real-time priority of the probe threads (cyclictest's examples use
 /// 80–99 for a system under test; 50 stays below the kernel's IRQ threads).

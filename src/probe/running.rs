@@ -72,7 +72,7 @@ impl Drop for Guard {
 /// The probe under way per the file at `path`, when its process is still
 /// alive in `proc` (a probe killed outright leaves the file behind).
 pub fn load_from(path: &Path, proc: &Path) -> Option<Running> {
-    let text = crate::source::read_small(path, 64 * 1024).ok()?;
+    let text = crate::os::read_small(path, 64 * 1024).ok()?;
     let r: Running = serde_json::from_str(&text).ok()?;
     (r.format == FORMAT && r.pid > 0 && proc.join(r.pid.to_string()).is_dir()).then_some(r)
 }

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::TagMethod;
-use crate::source::idle_ring::IdleEvent;
+use crate::os::idle_ring::IdleEvent;
 
 /// What the woken CPU was doing when the wake-up was due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

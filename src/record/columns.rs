@@ -7,8 +7,8 @@
 //! hardware C-states and the interrupts, so two recordings of one machine
 //! always have the same header.
 
-use crate::interval::{CpuRates, Interval, PkgRates};
-use crate::machine::Machine;
+use crate::model::interval::{CpuRates, Interval, PkgRates};
+use crate::model::machine::Machine;
 
 /// Version of the CSV layout; a reader refuses another one.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -584,8 +584,8 @@ pub fn machine_value(f: Field, iv: &Interval, states: &[String]) -> Option<f64> 
             _ => pkg_watts(&iv.pkgs, f),
         },
         Combine::Ratio => {
-            let (i, c) = crate::interval::total_counts(&iv.cpus);
-            crate::interval::ipc(i, c)
+            let (i, c) = crate::model::interval::total_counts(&iv.cpus);
+            crate::model::interval::ipc(i, c)
         }
         Combine::Mean => mean(iv.cpus.iter().filter_map(|r| cpu_value(f, r, states))),
         Combine::Max => iv

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::collect::cpulist;
+use crate::base::cpulist;
 use crate::record::reader::{ReadError, Recording};
 use crate::record::report::{StateCol, states_of};
 use crate::record::sidecar::Facts;

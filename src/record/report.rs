@@ -293,7 +293,7 @@ impl Report {
                         let _ = write!(
                             l,
                             " (disabled on {})",
-                            crate::collect::cpulist::format(&s.disabled_cpus)
+                            crate::base::cpulist::format(&s.disabled_cpus)
                         );
                     }
                     l
@@ -401,7 +401,7 @@ impl Report {
                     if f.cpus.is_empty() {
                         "machine".into()
                     } else {
-                        crate::collect::cpulist::format(&f.cpus)
+                        crate::base::cpulist::format(&f.cpus)
                     },
                     f.first.clone(),
                     f.last.clone(),

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::collect::cpulist;
-use crate::machine::Machine;
+use crate::base::cpulist;
+use crate::model::machine::Machine;
 use crate::record::columns::{self, SCHEMA_VERSION};
 
 /// Tag that says a JSON file is a noisetop recording's sidecar.
@@ -131,7 +131,7 @@ impl Sidecar {
     pub fn freq_source(&self) -> Option<&MetricSource> {
         self.sources
             .iter()
-            .find(|s| s.metric == crate::ladder::Metric::Frequency.label())
+            .find(|s| s.metric == crate::sample::ladder::Metric::Frequency.label())
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::machine::Machine;
+use crate::model::machine::Machine;
 use crate::noise::VerdictState;
 use crate::pipeline::{Sample, Sink};
 use crate::record::RecordArgs;
@@ -357,7 +357,7 @@ pub fn lost_ranges_text(lost: &[crate::record::sidecar::LostRange]) -> String {
 mod tags_tests {
 
     use super::tags;
-    use crate::interval::{CpuRates, Interval};
+    use crate::model::interval::{CpuRates, Interval};
     use crate::noise::traced::Intruder;
     use crate::noise::{
         Cause, CauseClass, CpuVerdict, Judgement, Traced, TracedCpu, TracedTask, VerdictState,

@@ -7,8 +7,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
-use crate::interval::Interval;
-use crate::machine::Machine;
+use crate::model::interval::Interval;
+use crate::model::machine::Machine;
 use crate::record::columns::{self, Kind, Schema, iso_time, write_num};
 use crate::record::sidecar::{self, LostRange, RecordMeta, Sidecar};
 
@@ -367,7 +367,7 @@ impl Recorder {
     fn row(
         &mut self,
         iv: &Interval,
-        cpu: Option<&crate::interval::CpuRates>,
+        cpu: Option<&crate::model::interval::CpuRates>,
         time: &str,
         t_s: f64,
         tag: &RowTags,

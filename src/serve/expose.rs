@@ -10,11 +10,11 @@ use super::catalog::{self as m, Def};
 use super::text::{Format, Writer};
 use super::totals::{CpuTotals, KIND_LABELS, Totals};
 use crate::collect::stat::CpuTimes;
-use crate::interval::CpuRates;
-use crate::ladder::Metric;
-use crate::machine::Machine;
+use crate::model::interval::CpuRates;
+use crate::model::machine::Machine;
 use crate::noise::VerdictState;
 use crate::pipeline::Sample;
+use crate::sample::ladder::Metric;
 
 /// `USER_HZ`: /proc/stat counts in hundredths of a second on every
 /// architecture Linux runs on (the ABI fixes it, whatever `HZ` is).
@@ -501,7 +501,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     w.family(m::FINDING);
     let mut seen = std::collections::BTreeSet::new();
     for f in &s.judgement.findings {
-        let cpus = crate::collect::cpulist::format(&f.cpus);
+        let cpus = crate::base::cpulist::format(&f.cpus);
         let sev = f.severity.label().to_ascii_lowercase();
         // one series per (id, cpus, source): the worst severity stands
         if seen.insert((f.kind.tag(), cpus.clone(), f.label.clone())) {
@@ -538,11 +538,11 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
         );
     }
     // a source that gives no figure says why
-    if crate::ladder::power_silent(&s.statuses, &s.interval) {
+    if crate::sample::ladder::power_silent(&s.statuses, &s.interval) {
         w.sample(
             &[
                 ("metric", metric_id(Metric::Power)),
-                ("reason", crate::ladder::POWER_SILENT),
+                ("reason", crate::sample::ladder::POWER_SILENT),
             ],
             1.0,
         );

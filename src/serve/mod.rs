@@ -21,9 +21,9 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::machine::Machine;
+use crate::model::machine::Machine;
+use crate::model::snapshot::Snapshot;
 use crate::pipeline::{Sample, Sink};
-use crate::snapshot::Snapshot;
 use text::Format;
 use totals::Totals;
 
@@ -216,7 +216,7 @@ impl Exporter {
             energy: &self.energy,
             samples: self.samples,
             scrapes: self.shared.scrapes(),
-            self_cpu_s: crate::sys::process_cpu_ns().map(|ns| ns as f64 / 1e9),
+            self_cpu_s: crate::os::sys::process_cpu_ns().map(|ns| ns as f64 / 1e9),
             probe: Some(&self.probe),
             runq: &self.runq,
             cgroup_time: &self.cgroup_time,

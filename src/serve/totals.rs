@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::interrupts::{IrqKind, IrqTable};
 use crate::collect::stat::CpuTimes;
-use crate::cpu_map::CpuMap;
-use crate::snapshot::Snapshot;
+use crate::model::snapshot::Snapshot;
 
 /// Interrupt kinds in the order of [`KIND_LABELS`].
 pub const KINDS: [IrqKind; 9] = [

@@ -1,5 +1,5 @@
 //! Windows from the counts the BPF programs keep in the kernel
-//! ([`crate::source::bpf`]): each read is cumulative, so a window is the
+//! ([`crate::os::bpf`]): each read is cumulative, so a window is the
 //! difference of two reads, plus the slice running at each end.
 //!
 //! A task's slot gains a slice's time when the slice closes; the slice
@@ -20,10 +20,10 @@ use std::fmt::Write as _;
 
 use super::sources::{Vector, softirq_name};
 use super::window::{CpuTrace, SourceKind, Stolen, TaskId, TaskTime, add_intruders};
-use crate::source::bpf::layout::{
+use crate::os::bpf::layout::{
     IRQ_BASE, NIDLE, NSLOTS, NSOFTIRQ, NSRC, NVEC, VEC_BASE, VEC_FIRST, bucket_bounds,
 };
-use crate::source::bpf::read::{Head, RawCpu};
+use crate::os::bpf::read::{Head, RawCpu};
 
 /// What the kernel counted on a CPU in a window, beyond who ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

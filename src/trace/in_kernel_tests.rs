@@ -2,7 +2,7 @@
 //! can meet.
 
 use super::*;
-use crate::source::bpf::read::{RawSource, RawTask};
+use crate::os::bpf::read::{RawSource, RawTask};
 
 const MS: u64 = 1_000_000;
 
@@ -42,7 +42,7 @@ fn read(tid: u32, start: u64, idle_ns: u64, tasks: Vec<RawTask>) -> RawCpu {
             idle_ns,
             ..Head::default()
         },
-        hist: vec![0; crate::source::bpf::layout::NHIST],
+        hist: vec![0; crate::os::bpf::layout::NHIST],
         sources: Vec::new(),
         tasks,
         mig_out: 0,

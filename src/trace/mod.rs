@@ -1,10 +1,8 @@
 //! Who ran on each CPU and what interrupted it: the window every source
 //! gives (`window`), made from the in-kernel counts (`in_kernel`), the
-//! interruption sources it names (`sources`), the tracefs format files
-//! the probe's idle ring reads (`format`), and what /proc says of a task
+//! interruption sources it names (`sources`), and what /proc says of a task
 //! for display (`procinfo`).
 
-pub mod format;
 pub mod in_kernel;
 pub mod procinfo;
 pub mod sources;

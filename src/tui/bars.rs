@@ -5,7 +5,7 @@
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-use crate::interval::CpuRates;
+use crate::model::interval::CpuRates;
 use crate::tui::theme::Theme;
 
 /// Partial blocks, 0/8 to 8/8 of a cell.
@@ -175,7 +175,7 @@ pub fn exit_latency(r: Option<&CpuRates>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interval::IdleRate;
+    use crate::model::interval::IdleRate;
 
     fn text(s: &[Span<'_>]) -> String {
         s.iter().map(|x| x.content.as_ref()).collect()

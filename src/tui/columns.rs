@@ -3,7 +3,7 @@
 //! A new column is one more row here; the wide header and rows, and the
 //! width they leave the bars, follow from the table.
 
-use crate::interval::CpuRates;
+use crate::model::interval::CpuRates;
 use crate::tui::fmt;
 
 /// One optional column.

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::interval::CpuRates;
+use crate::model::interval::CpuRates;
 use crate::noise::{Severity, VerdictState};
 use crate::tui::bars::{self, FreqScale};
 use crate::tui::fit::{CUT, put};

@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Sparkline, Widget};
 
-use crate::interval::CpuRates;
+use crate::model::interval::CpuRates;
 use crate::tui::bars::SHADES;
 use crate::tui::fit::{ALWAYS, Piece, fit, put, put_str};
 use crate::tui::fmt::{self, left, right};

@@ -1,7 +1,7 @@
 //! Number formatting for the screen: fixed widths, compact rates, and `·`
 //! for a value that is unknown (never a made-up 0).
 
-use crate::collect::cpulist;
+use crate::base::cpulist;
 
 /// What an unknown value shows.
 pub const UNKNOWN: &str = "·";

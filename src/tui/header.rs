@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::ladder::Metric;
+use crate::sample::ladder::Metric;
 use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
 use crate::tui::state::{Origin, State};
@@ -32,7 +32,7 @@ pub fn short_model(name: &str) -> String {
 }
 
 /// Counts packages and cores of the topology; `·` when unknown.
-fn counts(m: &crate::machine::Machine) -> (String, String) {
+fn counts(m: &crate::model::machine::Machine) -> (String, String) {
     let mut pkgs: Vec<u32> = m.topology.iter().filter_map(|x| x.package).collect();
     pkgs.sort_unstable();
     pkgs.dedup();
@@ -167,7 +167,7 @@ pub const IDLE_LIMITS: [&str; 4] = [
 ];
 
 /// The idle-state caps of the kernel command line (`intel_idle.max_cstate=1`).
-pub fn idle_limits(m: &crate::machine::Machine) -> Vec<String> {
+pub fn idle_limits(m: &crate::model::machine::Machine) -> Vec<String> {
     let Some(cmd) = m.kernel.cmdline.as_deref() else {
         return Vec::new();
     };
@@ -187,7 +187,7 @@ pub fn idle_limits(m: &crate::machine::Machine) -> Vec<String> {
 
 /// Whether SMT is on, from the kernel's switch, else from the sibling
 /// lists; `None` when neither is known.
-pub fn smt_of(m: &crate::machine::Machine) -> Option<bool> {
+pub fn smt_of(m: &crate::model::machine::Machine) -> Option<bool> {
     m.smt
 }
 

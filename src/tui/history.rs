@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::interval::{CpuRates, Interval};
+use crate::model::interval::{CpuRates, Interval};
 
 /// Samples kept per series: ten minutes at the default 1 s interval.
 pub const HISTORY_LEN: usize = 600;
@@ -126,8 +126,8 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interval::IdleRate;
-    use crate::snapshot::Stamp;
+    use crate::model::interval::IdleRate;
+    use crate::model::snapshot::Stamp;
 
     fn iv(bzy: Option<f64>, states: usize) -> Interval {
         let idle = (0..states)

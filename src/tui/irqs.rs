@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::interval::SourceRates;
+use crate::model::interval::SourceRates;
 use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;
@@ -157,7 +157,7 @@ pub fn wanted_rows(s: &State) -> Option<u16> {
 }
 
 /// Why no interrupt source has a row, and what to do.
-fn empty_reason(s: &State, iv: &crate::interval::Interval) -> String {
+fn empty_reason(s: &State, iv: &crate::model::interval::Interval) -> String {
     let named = iv.irqs.len() + iv.softirqs.len();
     if s.one_instant() {
         "one instant: rates need two. Replay a capture of two instants or more \

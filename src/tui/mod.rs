@@ -25,8 +25,6 @@ pub mod restore;
 pub mod run;
 pub mod saved;
 pub mod selfcost;
-#[cfg(feature = "shots")]
-pub mod shot;
 pub mod state;
 pub mod summary;
 pub mod theme;

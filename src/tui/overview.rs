@@ -18,8 +18,8 @@ use ratatui::layout::{Rect, Size};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::interval::CpuRates;
-use crate::machine::Machine;
+use crate::model::interval::CpuRates;
+use crate::model::machine::Machine;
 use crate::tui::bars::cstate_shares;
 use crate::tui::fit::{ALWAYS, Piece, fit, put, put_str};
 use crate::tui::fmt;
@@ -536,9 +536,9 @@ mod tests {
 
     fn machine(topo: &[(u32, Option<u32>, Vec<u32>)]) -> Machine {
         let dir = tempfile::tempdir().unwrap();
-        let mut m = Machine::read(&mut crate::source::fs::Fs::new(
-            crate::source::fs::Roots::under(dir.path()),
-        ));
+        let mut m = Machine::read(&mut crate::os::fs::Fs::new(crate::os::fs::Roots::under(
+            dir.path(),
+        )));
         m.online = topo.iter().map(|t| t.0).collect();
         m.topology = topo
             .iter()

@@ -17,8 +17,8 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event};
 
+use crate::os::stop::Stop;
 use crate::pipeline::{Control, Msg, Sample};
-use crate::stop::Stop;
 use crate::tui::keys;
 use crate::tui::selfcost::SelfCost;
 use crate::tui::state::{Effect, Origin, State};
@@ -62,15 +62,15 @@ impl Input for TerminalInput {
         // poll spins on end-of-file and never returns, so neither a signal
         // nor `q` could end noisetop. A signal interrupts this wait, and the
         // loop then sees the stop flag. "Forever" is a day.
-        match crate::sys::wait_stdin(timeout.unwrap_or(Duration::from_secs(86_400))) {
-            crate::sys::StdinWait::Closed => Err(std::io::Error::new(
+        match crate::os::sys::wait_stdin(timeout.unwrap_or(Duration::from_secs(86_400))) {
+            crate::os::sys::StdinWait::Closed => Err(std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
                 "the terminal was closed",
             )),
-            crate::sys::StdinWait::Readable if event::poll(Duration::ZERO)? => {
+            crate::os::sys::StdinWait::Readable if event::poll(Duration::ZERO)? => {
                 Ok(Some(event::read()?))
             }
-            crate::sys::StdinWait::Readable | crate::sys::StdinWait::Nothing => Ok(None),
+            crate::os::sys::StdinWait::Readable | crate::os::sys::StdinWait::Nothing => Ok(None),
         }
     }
 }
@@ -204,7 +204,7 @@ impl Pacer {
             }
             let ns = x.interval.to.mono_ns;
             // a clock that jumped makes no interval: play on from here
-            if crate::interval::clock_note(x.interval.from, x.interval.to).is_some() {
+            if crate::model::interval::clock_note(x.interval.from, x.interval.to).is_some() {
                 self.anchor = Some((now, ns));
             }
             self.anchor.get_or_insert((now, ns));
@@ -218,7 +218,7 @@ impl Pacer {
     /// When a replayed interval is due on screen (`None`: at once).
     fn due(&self, x: &Sample, speed: f64) -> Option<Instant> {
         let (t0, ns0) = self.anchor?;
-        if crate::interval::clock_note(x.interval.from, x.interval.to).is_some() {
+        if crate::model::interval::clock_note(x.interval.from, x.interval.to).is_some() {
             return None;
         }
         let ahead = x.interval.to.mono_ns.saturating_sub(ns0) as f64 / 1e9 / speed.max(1e-3);
@@ -361,7 +361,7 @@ mod tests {
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
     use super::*;
-    use crate::synth::{self, Flavor, Spec};
+    use crate::testkit::synth::{self, Flavor, Spec};
     use crate::tui::state::View;
     use crate::tui::theme::Theme;
 
@@ -561,8 +561,8 @@ mod tests {
     }
 
     fn empty_state(origin: Origin) -> State {
-        let m = crate::machine::Machine::read(&mut crate::source::fs::Fs::new(
-            crate::source::fs::Roots::under(std::path::Path::new("/nonexistent")),
+        let m = crate::model::machine::Machine::read(&mut crate::os::fs::Fs::new(
+            crate::os::fs::Roots::under(std::path::Path::new("/nonexistent")),
         ));
         State::new(m, origin, Duration::from_secs(1), Theme { color: true })
     }

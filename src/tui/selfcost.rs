@@ -21,7 +21,7 @@ impl SelfCost {
     /// Reads the CPU time now; returns the % of one CPU used over the last
     /// `WINDOW` calls.
     pub fn update(&mut self, now: Instant) -> Option<f64> {
-        self.add(now, crate::sys::process_cpu_ns()?)
+        self.add(now, crate::os::sys::process_cpu_ns()?)
     }
 
     /// Adds a reading of `cpu_ns` taken at `now`; the % of one CPU since
@@ -74,11 +74,11 @@ mod tests {
     fn a_busy_thread_moves_the_process_clock() {
         // spin until the clock has counted 20 ms of work; on a loaded
         // machine that takes longer than 20 ms of wall time, never forever
-        let a = crate::sys::process_cpu_ns().unwrap();
+        let a = crate::os::sys::process_cpu_ns().unwrap();
         let spin = Instant::now();
         let mut b = a;
         while b - a < 20_000_000 && spin.elapsed() < Duration::from_secs(20) {
-            b = crate::sys::process_cpu_ns().unwrap();
+            b = crate::os::sys::process_cpu_ns().unwrap();
         }
         assert!(b - a >= 20_000_000, "{a} → {b} in {:?}", spin.elapsed());
     }

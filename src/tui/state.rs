@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use ratatui::layout::Size;
 
-use crate::interval::{CpuRates, Interval};
-use crate::ladder::Status;
-use crate::machine::Machine;
+use crate::model::interval::{CpuRates, Interval};
+use crate::model::machine::Machine;
 use crate::noise::{self, CpuVerdict, Finding, NoiseConfig, Severity, Traced, VerdictState};
 use crate::pipeline::{Msg, Sample};
+use crate::sample::ladder::Status;
 use crate::tui::history::{HISTORY_LEN, History};
 use crate::tui::keys::Action;
 use crate::tui::log::FindingLog;

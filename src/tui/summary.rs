@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::interval::{CpuRates, IdleRate};
+use crate::model::interval::{CpuRates, IdleRate};
 
 fn mean(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     let known: Vec<f64> = v.flatten().collect();
@@ -61,7 +61,7 @@ pub fn of(rows: &[&CpuRates]) -> CpuRates {
             .collect()
     });
     // IPC of all CPUs: ΣΔinstructions/ΣΔcycles, not a mean of IPCs
-    let (instructions, cycles) = crate::interval::total_counts(rows.iter().copied());
+    let (instructions, cycles) = crate::model::interval::total_counts(rows.iter().copied());
     CpuRates {
         cpu: u32::MAX,
         avg_mhz: m(|r| r.avg_mhz),
@@ -83,7 +83,7 @@ pub fn of(rows: &[&CpuRates]) -> CpuRates {
         mig_per_s: s(|r| r.mig_per_s),
         instructions,
         cycles,
-        ipc: crate::interval::ipc(instructions, cycles),
+        ipc: crate::model::interval::ipc(instructions, cycles),
         temp_c: max(rows.iter().map(|r| r.temp_c)),
         ..CpuRates::default()
     }
@@ -142,7 +142,7 @@ mod tests {
             cpu: n,
             instructions: i,
             cycles: c,
-            ipc: crate::interval::ipc(i, c),
+            ipc: crate::model::interval::ipc(i, c),
             ..CpuRates::default()
         };
         // 3e6/1e6 and 1e6/2e6: 4e6 over 3e6 cycles, not the mean 1.75

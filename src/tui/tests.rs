@@ -11,7 +11,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
 use crate::pipeline::{Driver, Msg, replay};
-use crate::synth::{self, Flavor, Spec};
+use crate::testkit::synth::{self, Flavor, Spec};
 use crate::tui::keys::Action;
 use crate::tui::state::{Origin, Overlay, Sort, State, View};
 use crate::tui::theme::Theme;
@@ -156,7 +156,7 @@ fn cstates_view_names_the_window_of_cpus_read_every_sample() {
         ..Spec::new(Flavor::IntelServer, 64)
     };
     synth::write_capture(dir.path(), &spec).unwrap();
-    crate::source::capture::write_budget(&dir.path().join("0000"), 448, &[2]).unwrap();
+    crate::os::capture::write_budget(&dir.path().join("0000"), 448, &[2]).unwrap();
     let (instants, engine) = crate::pipeline::replay::open_engine(dir.path()).unwrap();
     let mut s = State::new(
         engine.sampler.machine.clone(),
@@ -243,8 +243,8 @@ fn every_view_renders_at_any_size_without_panicking() {
     }
     // before any sample, with no machine facts at all
     let dir = tempfile::tempdir().unwrap();
-    let m = crate::machine::Machine::read(&mut crate::source::fs::Fs::new(
-        crate::source::fs::Roots::under(dir.path()),
+    let m = crate::model::machine::Machine::read(&mut crate::os::fs::Fs::new(
+        crate::os::fs::Roots::under(dir.path()),
     ));
     let empty = State::new(
         m,

@@ -5,12 +5,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::engine::Engine;
+use crate::os::capture::Captured;
+use crate::os::fs::{Fs, Roots};
 use crate::pipeline::{Driver, Msg, Step};
-use crate::sampler::Sampler;
-use crate::source::capture::Captured;
-use crate::source::fs::{Fs, Roots};
-use crate::synth::{self, Flavor, Spec};
+use crate::sample::engine::Engine;
+use crate::sample::sampler::Sampler;
+use crate::testkit::synth::{self, Flavor, Spec};
 use crate::tui::keys::Action;
 use crate::tui::state::{Filter, Origin, State, View};
 use crate::tui::tests::{draw, view, vm, with_filters};

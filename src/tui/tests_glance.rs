@@ -10,12 +10,12 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Size;
 
-use crate::engine::Engine;
+use crate::os::capture::Captured;
+use crate::os::fs::{Fs, Roots};
 use crate::pipeline::{Driver, Msg, Step};
-use crate::sampler::Sampler;
-use crate::source::capture::Captured;
-use crate::source::fs::{Fs, Roots};
-use crate::synth::Flavor;
+use crate::sample::engine::Engine;
+use crate::sample::sampler::Sampler;
+use crate::testkit::synth::Flavor;
 use crate::tui::keys::Action;
 use crate::tui::overview::Paint;
 use crate::tui::state::{Filter, Origin, Overlay, State, View};
@@ -70,7 +70,7 @@ fn capture(name: &str) -> Option<PathBuf> {
 /// are zero and its figures known where the tree has the files.
 fn real(tree: &Path) -> State {
     let hw = Captured {
-        stamp: crate::snapshot::Stamp {
+        stamp: crate::model::snapshot::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 0,
         },

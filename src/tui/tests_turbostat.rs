@@ -2,7 +2,7 @@
 //! CPUs listed and package rows in the Cores view, a jump to a CPU by its
 //! number, and a time axis under the detail's history.
 
-use crate::synth::Flavor;
+use crate::testkit::synth::Flavor;
 use crate::tui::keys::Action;
 use crate::tui::state::View;
 use crate::tui::tests::{draw, laptop, played_for, server};

@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use noisetop::source::tracepoint::find_tracefs;
+use noisetop::os::tracepoint::find_tracefs;
 
 /// Why the tracer cannot be tested here, if it cannot.
 pub fn skip_reason() -> Option<String> {

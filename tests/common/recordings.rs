@@ -8,12 +8,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use noisetop::interval::{CpuRates, IdleRate, Interval, PkgRates, TimeSplit};
-use noisetop::machine::Machine;
+use noisetop::model::interval::{CpuRates, IdleRate, Interval, PkgRates, TimeSplit};
+use noisetop::model::machine::Machine;
+use noisetop::model::snapshot::Stamp;
+use noisetop::os::fs::{Fs, Roots};
 use noisetop::record::{OpenMode, RecordMeta, Recorder, RowTags};
-use noisetop::snapshot::Stamp;
-use noisetop::source::fs::{Fs, Roots};
-use noisetop::synth::{self, Flavor, Spec};
+use noisetop::testkit::synth::{self, Flavor, Spec};
 
 /// Reads the machine facts of a synthetic machine.
 pub fn machine(flavor: Flavor, cpus: u32) -> Machine {

@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::report::{CpuRun, RunReport, duration};
-use crate::collect::cpulist;
+use crate::base::cpulist;
 
 /// How the estimate is made, as the report says it.
 pub const HOW: &str = "time alone = wall time − what others took while the command was \

@@ -36,7 +36,7 @@ impl Output {
             Err(e) => Err(crate::cmd::UsageError(format!(
                 "-o {}: cannot write: {}",
                 p.display(),
-                crate::sys::os_words(&e)
+                crate::os::sys::os_words(&e)
             ))
             .into()),
         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::collect::cpulist;
+use crate::base::cpulist;
 use crate::noise::{Severity, VerdictState};
 use crate::pipeline::Sample;
 
@@ -1211,7 +1211,7 @@ mod others_tests {
 mod tests_support {
 
     use super::RunFacts;
-    use crate::interval::{CpuRates, Interval};
+    use crate::model::interval::{CpuRates, Interval};
     use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, VerdictState};
     use crate::pipeline::Sample;
 

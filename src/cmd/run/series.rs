@@ -24,15 +24,15 @@ use super::output::Output;
 use super::session::Session;
 use super::settle::{self, IDLE_BELOW_PCT};
 use super::signals::Forwarder;
+use crate::base::cpulist;
 use crate::cli::RunArgs;
-use crate::collect::cpulist;
-use crate::machine::Machine;
+use crate::model::machine::Machine;
 use outcome::{CheckItem, SeriesReport, Warmup};
 use repetition::{Culprit, Repetition};
 
 /// `check`'s WARN and FAIL items for the command's CPUs.
-pub fn check_items(cpus: &[u32], cfg: &crate::config::CheckConfig) -> Vec<CheckItem> {
-    let mut fs = crate::source::fs::Fs::new(crate::source::fs::Roots::default());
+pub fn check_items(cpus: &[u32], cfg: &crate::noise::config::CheckConfig) -> Vec<CheckItem> {
+    let mut fs = crate::os::fs::Fs::new(crate::os::fs::Roots::default());
     let facts = crate::check::CheckFacts::read(&mut fs);
     crate::check::rules(&facts, cpus, cfg)
         .into_iter()
@@ -68,8 +68,8 @@ fn fix_for(c: &Culprit, house: &[u32], cpus: &[u32], machine: &Machine) -> Strin
     let proc = Path::new("/proc");
     match c {
         Culprit::Task { pid, cpus: on, .. } => {
-            let movable = crate::source::tasks::alive(proc, *pid)
-                && !crate::pipeline::trace::bound(proc, *pid);
+            let movable =
+                crate::os::tasks::alive(proc, *pid) && !crate::pipeline::trace::bound(proc, *pid);
             if movable && !house.is_empty() {
                 format!("taskset -apc {} {pid}", cpulist::format(house))
             } else {

@@ -14,11 +14,11 @@ use serde::Serialize;
 use super::report::{Accumulator, RunFacts, RunReport};
 use super::signals::Forwarder;
 use super::waits::{self, Waits};
+use crate::os::live::LiveHw;
+use crate::os::stop::Stop;
 use crate::pipeline::live::{self, Live};
 use crate::pipeline::{Control, Driver, Flow, Msg, Sink, Step};
 use crate::record::sink::RecordSink;
-use crate::source::live::LiveHw;
-use crate::stop::Stop;
 
 /// An instant on both clocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -36,7 +36,7 @@ impl Stamp {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
         Stamp {
-            mono_ns: crate::sys::monotonic_ns(),
+            mono_ns: crate::os::sys::monotonic_ns(),
             wall_ns,
         }
     }
@@ -72,7 +72,7 @@ pub struct Ran {
 
 /// Context switches of the children waited for so far (both kinds).
 fn reaped_switches() -> Option<(u64, u64)> {
-    crate::sys::children_switches()
+    crate::os::sys::children_switches()
 }
 
 impl Session {
@@ -82,10 +82,10 @@ impl Session {
         // first milliseconds fall in its first interval
         let _ = self.driver.step();
         let first_at = Instant::now();
-        let cpu_before = crate::sys::children_cpu_ns();
+        let cpu_before = crate::os::sys::children_cpu_ns();
         let csw_before = reaped_switches();
         let program = &command[0];
-        let spawned = crate::sys::spawn_pinned(program, &command[1..], &self.cpus);
+        let spawned = crate::os::sys::spawn_pinned(program, &command[1..], &self.cpus);
         let mut child =
             spawned.with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
         let pid = child.id();
@@ -134,7 +134,7 @@ impl Session {
                 }
             });
             // ended, not yet reaped: its leader's last waits are there
-            let ended = crate::sys::wait_ended(pid);
+            let ended = crate::os::sys::wait_ended(pid);
             let seconds = t0.elapsed().as_secs_f64();
             let ended_at = Stamp::now();
             if ended.is_ok() {
@@ -166,7 +166,7 @@ impl Session {
                 acc.add(&s);
             }
         }
-        let cpu_ns = crate::sys::children_cpu_ns()
+        let cpu_ns = crate::os::sys::children_cpu_ns()
             .zip(cpu_before)
             .map(|(a, b)| a.saturating_sub(b));
         let switches = reaped_switches()

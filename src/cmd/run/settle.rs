@@ -58,7 +58,7 @@ pub fn busiest(prev: &Stat, cur: &Stat, cpus: &[u32]) -> Option<f64> {
 }
 
 fn read() -> Option<Stat> {
-    let text = crate::source::read_small(std::path::Path::new("/proc/stat"), 1 << 20).ok()?;
+    let text = crate::os::read_small(std::path::Path::new("/proc/stat"), 1 << 20).ok()?;
     stat::parse(&text).ok()
 }
 

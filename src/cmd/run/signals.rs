@@ -17,7 +17,7 @@ pub struct Forwarder {
 impl Forwarder {
     /// Installs the handlers; no command is followed yet.
     pub fn install() -> Result<Forwarder> {
-        let mut signals = signal_hook::iterator::Signals::new(crate::stop::STOP_SIGNALS)
+        let mut signals = signal_hook::iterator::Signals::new(crate::os::stop::STOP_SIGNALS)
             .context("cannot install signal handlers")?;
         let handle = signals.handle();
         let pid = Arc::new(AtomicU32::new(0));
@@ -30,7 +30,7 @@ impl Forwarder {
                     let _ = c.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                     let to = p.load(Ordering::SeqCst);
                     if to != 0 {
-                        let _ = crate::sys::kill(to, sig);
+                        let _ = crate::os::sys::kill(to, sig);
                     }
                 }
             })

@@ -40,8 +40,7 @@ pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
 /// The parent of `pid`, from its leader's own stat (a process-wide
 /// /proc/PID/stat sums its threads' run time under their CPUs' locks).
 fn parent(proc: &Path, pid: u32) -> Option<u32> {
-    let stat =
-        crate::source::read_small(&proc.join(format!("{pid}/task/{pid}/stat")), 4096).ok()?;
+    let stat = crate::os::read_small(&proc.join(format!("{pid}/task/{pid}/stat")), 4096).ok()?;
     // the fields after the parenthesised comm: state, then ppid
     stat.rsplit_once(')')?
         .1
@@ -78,7 +77,7 @@ impl Waits {
                 if self.tasks.len() >= MOST_TASKS && !self.tasks.contains_key(&tid) {
                     continue;
                 }
-                let Some(now) = crate::source::read_small(&e.path().join("schedstat"), 256)
+                let Some(now) = crate::os::read_small(&e.path().join("schedstat"), 256)
                     .ok()
                     .and_then(|t| parse_schedstat(&t))
                 else {

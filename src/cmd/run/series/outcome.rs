@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::analysis::Analysis;
 use super::repetition::{Culprit, Repetition, RunVerdict};
 use super::spread::Spread;
-use crate::collect::cpulist;
+use crate::base::cpulist;
 
 /// A WARN or FAIL item of `check`, as the series shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

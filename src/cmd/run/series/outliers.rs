@@ -88,7 +88,7 @@ fn ms(s: f64) -> String {
 }
 
 fn cpus_text(cpus: &[u32]) -> String {
-    let list = crate::collect::cpulist::format(cpus);
+    let list = crate::base::cpulist::format(cpus);
     if cpus.len() == 1 {
         format!("CPU {list}")
     } else {

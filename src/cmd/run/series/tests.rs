@@ -7,7 +7,7 @@ use super::outcome::SeriesReport;
 use super::repetition::{Culprit, Repetition, RunVerdict};
 use crate::cmd::run::report::{Accumulator, RunFacts};
 use crate::cmd::run::session::Stamp;
-use crate::interval::{CpuRates, Interval, TimeSplit};
+use crate::model::interval::{CpuRates, Interval, TimeSplit};
 use crate::noise::traced::{Intruder, StolenBy};
 use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, TracedTask, VerdictState};
 use crate::pipeline::Sample;

@@ -161,8 +161,8 @@ impl NoiseConfig {
 
     /// Reads a config file.
     pub fn load(path: &Path) -> Result<NoiseConfig, String> {
-        let text = crate::source::read_small(path, 1 << 20)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let text =
+            crate::os::read_small(path, 1 << 20).map_err(|e| format!("{}: {e}", path.display()))?;
         Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn the_shipped_sample_is_exactly_the_defaults() {
-        let text = include_str!("../assets/noisetop.toml");
+        let text = include_str!("../../assets/noisetop.toml");
         assert_eq!(NoiseConfig::parse(text).unwrap(), NoiseConfig::default());
     }
 

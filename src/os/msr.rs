@@ -68,7 +68,7 @@ impl DevMsr {
             // Read-only is enough for rdmsr; the driver checks CAP_SYS_RAWIO at open.
             // O_NONBLOCK: a FIFO put where the device belongs must not block
             // `open`; the msr driver ignores the flag
-            let f = crate::source::fs::open_nonblocking(&self.path(cpu))?;
+            let f = crate::os::fs::open_nonblocking(&self.path(cpu))?;
             self.files.insert(cpu, f);
         }
         self.files

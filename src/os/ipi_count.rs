@@ -25,7 +25,7 @@ use std::path::Path;
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Counter};
 
-use crate::collect::cpulist;
+use crate::base::cpulist;
 
 /// What noisetop has sent to the watched CPUs since the counters opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]

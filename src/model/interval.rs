@@ -9,17 +9,17 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::base::counter::{Width, delta, per_second, percent};
+use crate::base::name::Name;
 use crate::collect::cpuidle::{IdleCounters, IdleStateInfo};
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::CpuTimes;
-use crate::counter::{Width, delta, per_second, percent};
-pub use crate::irq_rates::SourceRates;
-use crate::irq_rates::{self, ClassRates};
-use crate::ladder::FreqSource;
-use crate::machine::Machine;
-use crate::name::Name;
-use crate::snapshot::{Energy, Reading, Snapshot, Stamp};
+pub use crate::model::irq_rates::SourceRates;
+use crate::model::irq_rates::{self, ClassRates};
+use crate::model::machine::Machine;
+use crate::model::snapshot::{Energy, Reading, Snapshot, Stamp};
+use crate::sample::ladder::FreqSource;
 
 /// cpuidle figures of one state over the interval.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -328,7 +328,7 @@ fn fill_cpu(
         (Some(a), Some(b)) => delta(a, b, Width::Bits(32)),
         _ => None,
     };
-    let d64 = |f: fn(&crate::snapshot::CpuHw) -> Option<u64>| {
+    let d64 = |f: fn(&crate::model::snapshot::CpuHw) -> Option<u64>| {
         delta(ph.and_then(f)?, ch.and_then(f)?, Width::Bits64)
     };
     r.instructions = d64(|h| h.instructions);
@@ -816,7 +816,7 @@ mod tests {
         if let Some((i, c)) = counts {
             hw.insert(
                 0,
-                crate::snapshot::CpuHw {
+                crate::model::snapshot::CpuHw {
                     instructions: Some(i),
                     cycles: Some(c),
                     ..Default::default()
@@ -845,7 +845,7 @@ mod tests {
     #[test]
     fn ipc_of_a_cpu_is_the_delta_of_its_perf_counts() {
         let dir = tempfile::tempdir().unwrap();
-        let fs = &mut crate::source::fs::Fs::new(crate::source::fs::Roots::under(dir.path()));
+        let fs = &mut crate::os::fs::Fs::new(crate::os::fs::Roots::under(dir.path()));
         let m = Machine::read(fs);
         let cpu0 = |a: &Snapshot, b: &Snapshot| delta_of(&m, None, a, b).cpus[0].clone();
         let a = snap(1_000_000_000, Some((10_000_000, 7_000_000)));

@@ -124,7 +124,9 @@ impl TaskClock {
     pub fn new(proc: &Path) -> Self {
         Self::keeping(
             proc,
-            crate::sys::fd_limit().map_or(0, |n| n / 4).min(KEEP_MAX),
+            crate::os::sys::fd_limit()
+                .map_or(0, |n| n / 4)
+                .min(KEEP_MAX),
         )
     }
 
@@ -157,7 +159,7 @@ impl TaskClock {
     /// is all a reading costs.
     pub fn read(&mut self) -> Vec<TaskRan> {
         self.readings += 1;
-        let now = crate::sys::monotonic_ns();
+        let now = crate::os::sys::monotonic_ns();
         self.elapsed = now.saturating_sub(self.at);
         self.at = now;
         let mut ran = Vec::new();

@@ -5,9 +5,9 @@
 //! are counted from records it writes itself, its /proc and sysfs files
 //! cost it nothing, and the rest is unknown with the reason.
 
-use crate::collect::cpulist;
-use crate::ladder::{Metric, Status};
-use crate::snapshot::Rung;
+use crate::base::cpulist;
+use crate::model::snapshot::Rung;
+use crate::sample::ladder::{Metric, Status};
 
 /// The reason a figure of watched CPUs is not read.
 pub fn not_read(cpus: &[u32]) -> String {

@@ -3,19 +3,19 @@
 
 use std::collections::BTreeMap;
 
+use crate::base::counter::Width;
+use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::{cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
-use crate::counter::Width;
-use crate::cpu_map::CpuMap;
-use crate::ladder::{self, FreqSource};
-use crate::machine::{self, Machine};
-use crate::snapshot::{CpuFiles, Energy, PkgHw, Rung, Snapshot};
-use crate::source::fs::{Base, FileId, Fs};
-use crate::source::perf::PerfEvent;
+use crate::model::machine::{self, Machine};
+use crate::model::snapshot::{CpuFiles, Energy, PkgHw, Rung, Snapshot};
+use crate::os::fs::{Base, FileId, Fs};
+use crate::os::perf::PerfEvent;
+use crate::sample::ladder::{self, FreqSource};
 
-pub use crate::source::hw::Hardware;
+pub use crate::os::hw::Hardware;
 
 /// Reads snapshots through `Fs` and a `Hardware`.
 pub struct Sampler<H: Hardware> {

@@ -132,7 +132,7 @@ pub fn bucket_bounds(i: usize) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::bpf::btf::{Btf, kind};
+    use crate::os::bpf::btf::{Btf, kind};
 
     const OBJECT: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/bpf/noise.bpf.o"));
 
@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn every_offset_matches_the_compiled_object() {
-        let obj = crate::source::bpf::object::BpfObject::parse(OBJECT).unwrap();
+        let obj = crate::os::bpf::object::BpfObject::parse(OBJECT).unwrap();
         let b = Btf::parse(&obj.btf).unwrap();
         let found = b.find(&[
             (kind::STRUCT, "cpu_area"),

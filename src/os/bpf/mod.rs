@@ -80,11 +80,11 @@ fn permission(what: &str, e: &std::io::Error, sysfs: &Path) -> Refused {
         Some(mode) => format!(
             "{what} was refused ({ew}): the kernel is locked down ({mode}), which forbids \
              BPF programs that read kernel memory",
-            ew = crate::sys::os_words(e)
+            ew = crate::os::sys::os_words(e)
         ),
         None => format!(
             "{what} was refused ({ew}): it needs root, or CAP_BPF with CAP_PERFMON",
-            ew = crate::sys::os_words(e)
+            ew = crate::os::sys::os_words(e)
         ),
     })
 }
@@ -141,8 +141,8 @@ pub fn switches(l: &Loaded, cpu: u32) -> (u64, u64) {
 
 /// The possible CPUs' count from `possible` (`0-255`): the highest + 1.
 pub fn possible_cpus(sysfs: &Path) -> Option<u32> {
-    let t = crate::source::read_small(&sysfs.join("devices/system/cpu/possible"), 4096).ok()?;
-    crate::collect::cpulist::parse(t.trim())
+    let t = crate::os::read_small(&sysfs.join("devices/system/cpu/possible"), 4096).ok()?;
+    crate::base::cpulist::parse(t.trim())
         .ok()?
         .into_iter()
         .max()
@@ -166,7 +166,7 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             return Err(Refused::KernelLacks(format!(
                 "{} cannot be mapped: {ew}",
                 vmlinux.display(),
-                ew = crate::sys::os_words(&e)
+                ew = crate::os::sys::os_words(&e)
             )));
         }
     };
@@ -191,7 +191,7 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
         Some(libc::EPERM | libc::EACCES) => permission("loading BPF type data", &e, sysfs),
         _ => Refused::Object(format!(
             "the kernel refused the programs' type data: {ew}: {log}",
-            ew = crate::sys::os_words(&e)
+            ew = crate::os::sys::os_words(&e)
         )),
     })?;
     // the maps, sized for every possible CPU
@@ -214,12 +214,12 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             Some(libc::EPERM | libc::EACCES) => permission("creating a BPF map", &e, sysfs),
             _ if m.map_type == 29 => Refused::KernelLacks(format!(
                 "the kernel cannot keep task storage for BPF ({ew}): Linux 5.11 or newer",
-                ew = crate::sys::os_words(&e)
+                ew = crate::os::sys::os_words(&e)
             )),
             _ => Refused::KernelLacks(format!(
                 "creating BPF map {}: {ew}",
                 m.name,
-                ew = crate::sys::os_words(&e)
+                ew = crate::os::sys::os_words(&e)
             )),
         })?;
         maps.push((m.name.clone(), fd));
@@ -233,7 +233,7 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
     let map_err = |e: std::io::Error| {
         Refused::KernelLacks(format!(
             "mapping a BPF map: {ew}",
-            ew = crate::sys::os_words(&e)
+            ew = crate::os::sys::os_words(&e)
         ))
     };
     let areas =
@@ -295,7 +295,7 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             _ => Refused::KernelLacks(format!(
                 "the kernel refused program {}: {ew}: {log}",
                 p.name,
-                ew = crate::sys::os_words(&e)
+                ew = crate::os::sys::os_words(&e)
             )),
         })?;
         let targets: Vec<String> = match p.name.as_str() {
@@ -327,7 +327,7 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             links.push(sys::raw_tracepoint_open(&fd, None).map_err(|e| {
                 Refused::KernelLacks(format!(
                     "attaching {name}: {ew}",
-                    ew = crate::sys::os_words(&e)
+                    ew = crate::os::sys::os_words(&e)
                 ))
             })?);
         }
@@ -339,7 +339,7 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
                 Err(e) => {
                     return Err(Refused::KernelLacks(format!(
                         "attaching {name} to {t}: {ew}",
-                        ew = crate::sys::os_words(&e)
+                        ew = crate::os::sys::os_words(&e)
                     )));
                 }
             }

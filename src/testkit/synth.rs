@@ -59,10 +59,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::collect::{cpulist, x86};
-use crate::ladder::Probe;
-use crate::source::capture::instant_dir;
-use crate::source::msr::{self, MsrRead};
-use crate::source::perf::{self, PerfCounts, PerfEvent};
+use crate::os::capture::instant_dir;
+use crate::os::msr::{self, MsrRead};
+use crate::os::perf::{self, PerfCounts, PerfEvent};
+use crate::sample::ladder::Probe;
 
 /// The kind of machine a synthetic tree imitates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -1510,7 +1510,7 @@ impl Layout {
         )?;
         t.put("noisetop/perf", &perf::write_table(&self.perf_counts(ms)))?;
         t.put("noisetop/msr", &msr::write_table(&self.msr_reads(ms)))?;
-        let file = crate::source::capture::ProbeFile {
+        let file = crate::os::capture::ProbeFile {
             probe: self.probe(),
             energy_scale: std::collections::BTreeMap::new(),
         };
@@ -1721,8 +1721,8 @@ mod tests {
     use super::*;
     use crate::collect::interrupts::parse_interrupts;
     use crate::collect::stat;
-    use crate::source::capture::Captured;
-    use crate::source::msr::MsrAccess;
+    use crate::os::capture::Captured;
+    use crate::os::msr::MsrAccess;
 
     fn tree(spec: &Spec) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -5,14 +5,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::base::counter::Width;
+use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::Stat;
-use crate::counter::Width;
-use crate::cpu_map::CpuMap;
 
-pub use crate::source::hw::Stamp;
+pub use crate::os::hw::Stamp;
 
 /// Where a metric's values came from: a rung of the source ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
+use crate::base::counter::{Width, delta};
+use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
-use crate::counter::{Width, delta};
-use crate::cpu_map::CpuMap;
-use crate::interval::{self, CpuFileFigures, IdleRate, Interval};
-use crate::ladder::{self, Metric, Status};
-use crate::sampler::{Hardware, Sampler};
-use crate::snapshot::{Snapshot, Stamp};
+use crate::model::interval::{self, CpuFileFigures, IdleRate, Interval};
+use crate::model::snapshot::{Snapshot, Stamp};
+use crate::sample::ladder::{self, Metric, Status};
+use crate::sample::sampler::{Hardware, Sampler};
 
 /// A sampler plus the previous snapshot.
 pub struct Engine<H: Hardware> {
@@ -50,7 +50,7 @@ impl Rounds {
     /// latest figures into `iv`.
     fn update(
         &mut self,
-        m: &crate::machine::Machine,
+        m: &crate::model::machine::Machine,
         read: &[u32],
         cur: &Snapshot,
         iv: Option<&mut Interval>,
@@ -203,12 +203,12 @@ impl<H: Hardware> Engine<H> {
 /// Builds an engine over the live machine (or `--root`): reads the facts,
 /// opens perf groups and probes the MSRs.
 pub fn open_live(
-    fs: crate::source::fs::Fs,
-    opts: crate::source::live::LiveOptions,
-) -> Engine<crate::source::live::LiveHw> {
+    fs: crate::os::fs::Fs,
+    opts: crate::os::live::LiveOptions,
+) -> Engine<crate::os::live::LiveHw> {
     let mut fs = fs;
-    let machine = crate::machine::Machine::read(&mut fs);
+    let machine = crate::model::machine::Machine::read(&mut fs);
     let roots = fs.roots().clone();
-    let hw = crate::source::live::LiveHw::open(&machine.hw_targets(), &roots, opts);
+    let hw = crate::os::live::LiveHw::open(&machine.hw_targets(), &roots, opts);
     Engine::new(Sampler::with_machine(fs, machine, hw))
 }

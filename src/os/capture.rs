@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::source::fs::{MAX_FILE_BYTES, ReadError, read_capped};
-use crate::source::hw::{Hardware, Probe, Stamp};
-use crate::source::msr::{self, FakeMsr, MsrAccess};
-use crate::source::perf::{self, PerfCounts, PerfEvent};
+use crate::os::fs::{MAX_FILE_BYTES, ReadError, read_capped};
+use crate::os::hw::{Hardware, Probe, Stamp};
+use crate::os::msr::{self, FakeMsr, MsrAccess};
+use crate::os::perf::{self, PerfCounts, PerfEvent};
 
 /// Name of the folder of instant `i`.
 pub fn instant_dir(root: &Path, i: usize) -> PathBuf {

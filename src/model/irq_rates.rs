@@ -6,8 +6,8 @@
 
 use serde::Serialize;
 
+use crate::base::counter::{Width, delta, per_second};
 use crate::collect::interrupts::{IrqKind, IrqRow, IrqTable};
-use crate::counter::{Width, delta, per_second};
 
 /// One interrupt or softirq source over the interval.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -161,11 +161,11 @@ pub fn pipe_ping_pong(child_cpu: u32, rounds: u32) -> io::Result<u64> {
     for _ in 0..rounds {
         ok &= write_byte(ping[1]) && read_byte(pong[0]);
     }
-    let t0 = crate::sys::monotonic_ns();
+    let t0 = crate::os::sys::monotonic_ns();
     for _ in 0..rounds {
         ok &= write_byte(ping[1]) && read_byte(pong[0]);
     }
-    let took = crate::sys::monotonic_ns() - t0;
+    let took = crate::os::sys::monotonic_ns() - t0;
     close(ping[1]);
     close(pong[0]);
     let mut status = 0;
@@ -189,11 +189,11 @@ pub fn pipe_self(rounds: u32) -> io::Result<u64> {
     for _ in 0..rounds {
         ok &= write_byte(p[1]) && read_byte(p[0]);
     }
-    let t0 = crate::sys::monotonic_ns();
+    let t0 = crate::os::sys::monotonic_ns();
     for _ in 0..rounds {
         ok &= write_byte(p[1]) && read_byte(p[0]);
     }
-    let took = crate::sys::monotonic_ns() - t0;
+    let took = crate::os::sys::monotonic_ns() - t0;
     close(p[0]);
     close(p[1]);
     if ok {

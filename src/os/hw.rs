@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::base::Vendor;
-use crate::source::perf::{PerfCounts, PerfEvent};
+use crate::os::perf::{PerfCounts, PerfEvent};
 
 /// When a snapshot was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]

@@ -24,7 +24,7 @@ use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
 
 use crate::base::{ParseError, cpulist};
-use crate::source::fs::{Base, Fs};
+use crate::os::fs::{Base, Fs};
 
 /// One counter noisetop knows how to open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -704,8 +704,7 @@ fn has_core_pmu(devices: &Path) -> bool {
 fn check_format(dir: &Path) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries.filter_map(Result::ok) {
-        let text =
-            crate::source::fs::read_capped(&entry.path(), PMU_FILE_BYTES).unwrap_or_default();
+        let text = crate::os::fs::read_capped(&entry.path(), PMU_FILE_BYTES).unwrap_or_default();
         let bad = || {
             format!(
                 "{}: unexpected format {:?}",
@@ -742,16 +741,16 @@ fn check_description(dir: &Path, name: &str) -> Result<(), String> {
         events.join(format!("{name}.unit")),
     ];
     for f in &must {
-        crate::source::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+        crate::os::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
     }
     for f in may.iter().filter(|f| std::fs::symlink_metadata(f).is_ok()) {
-        crate::source::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+        crate::os::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
 
 fn read_scale(path: &Path) -> Result<f64, String> {
-    let text = crate::source::fs::read_capped(path, PMU_FILE_BYTES)
+    let text = crate::os::fs::read_capped(path, PMU_FILE_BYTES)
         .map_err(|e| format!("{e} (energy counts need a scale)"))?;
     match text.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
@@ -1109,7 +1108,7 @@ mod tests {
         let pmu = dir.path().join("sys/bus/event_source/devices/power");
         std::fs::create_dir_all(&pmu).unwrap();
         std::fs::write(pmu.join("cpumask"), "0,24\n").unwrap();
-        let mut fs = Fs::new(crate::source::fs::Roots::under(dir.path()));
+        let mut fs = Fs::new(crate::os::fs::Roots::under(dir.path()));
         assert_eq!(pmu_cpumask(&mut fs, "power"), Ok(vec![0, 24]));
         let missing = pmu_cpumask(&mut fs, "cstate_pkg").unwrap_err();
         assert!(missing.starts_with("no "), "{missing}");

@@ -12,8 +12,8 @@ use std::path::Path;
 use perf_event::Sampler;
 use perf_event::data::Record as DataRecord;
 
-use crate::source::tracepoint::{builder, find_tracefs, open_error, read_id};
-use crate::trace::format::{self, IntAt};
+use crate::os::tp_format::{self, IntAt};
+use crate::os::tracepoint::{builder, find_tracefs, open_error, read_id};
 
 /// Bytes of ring per probed CPU: an idle entry and exit are about 80 bytes
 /// of records together, so at 10 000 idle periods a second one ring holds
@@ -42,7 +42,7 @@ pub struct IdleLayout {
 impl IdleLayout {
     /// Reads the layout from the text of `events/power/cpu_idle/format`.
     pub fn parse(text: &str) -> Result<IdleLayout, String> {
-        let f = format::parse(text).map_err(|e| e.to_string())?;
+        let f = tp_format::parse(text).map_err(|e| e.to_string())?;
         Ok(IdleLayout {
             state: f.int("state").map_err(|e| e.to_string())?,
         })

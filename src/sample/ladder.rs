@@ -5,10 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::machine::Machine;
-use crate::snapshot::Rung;
-use crate::snapshot::Snapshot;
-use crate::source::perf::PerfEvent;
+use crate::model::machine::Machine;
+use crate::model::snapshot::Rung;
+use crate::model::snapshot::Snapshot;
+use crate::os::perf::PerfEvent;
 
 /// A metric the sampler collects, as the footer names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ pub struct Status {
     pub note: Option<String>,
 }
 
-pub use crate::source::hw::Probe;
+pub use crate::os::hw::Probe;
 
 /// Why power is unknown although its source is read: the counters are
 /// there and none moved (a VM's virtual RAPL that stays at 0).
@@ -127,7 +127,7 @@ pub const POWER_SILENT: &str =
 
 /// Whether power's source is read and no package has a power figure for
 /// the interval.
-pub fn power_silent(statuses: &[Status], iv: &crate::interval::Interval) -> bool {
+pub fn power_silent(statuses: &[Status], iv: &crate::model::interval::Interval) -> bool {
     statuses
         .iter()
         .any(|st| st.metric == Metric::Power && st.rung.is_some())
@@ -140,7 +140,7 @@ pub fn power_silent(statuses: &[Status], iv: &crate::interval::Interval) -> bool
 /// Gives the power status [`POWER_SILENT`] as its note where
 /// [`power_silent`], so that every place that shows the source says why
 /// the figure is unknown.
-pub fn note_silent_power(statuses: &mut [Status], iv: &crate::interval::Interval) {
+pub fn note_silent_power(statuses: &mut [Status], iv: &crate::model::interval::Interval) {
     if !power_silent(statuses, iv) {
         return;
     }
@@ -278,7 +278,7 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 found(metric, Rung::Msr, "/dev/cpu/N/msr residency MSRs", None)
             } else if matches!(
                 m.vendor,
-                crate::collect::x86::Vendor::Amd | crate::collect::x86::Vendor::Hygon
+                crate::base::Vendor::Amd | crate::base::Vendor::Hygon
             ) {
                 missing(
                     metric,
@@ -345,7 +345,7 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 found(metric, Rung::Perf, "perf msr smi", None)
             } else if chosen.smi == Some(Rung::Msr) {
                 found(metric, Rung::Msr, "/dev/cpu/N/msr 0x34", None)
-            } else if m.vendor != crate::collect::x86::Vendor::Intel {
+            } else if m.vendor != crate::base::Vendor::Intel {
                 missing(metric, "SMI count is an Intel MSR")
             } else {
                 missing(metric, hw_reason(p, PerfEvent::Smi))
@@ -421,7 +421,7 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interval::{Interval, PkgRates};
+    use crate::model::interval::{Interval, PkgRates};
 
     fn power(note: Option<&str>) -> Status {
         Status {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::base::cpu_map::CpuMap;
 use crate::collect::cpufreq::{self, Boost, CpuFreqInfo};
 use crate::collect::cpuidle::{self, IdleDriver, IdleStateInfo};
 use crate::collect::cpuinfo::{self, CpuInfo};
@@ -14,8 +15,7 @@ use crate::collect::hwmon::{self, HwmonSensor};
 use crate::collect::powercap::{self, RaplZone};
 use crate::collect::topology::{self, CpuSets, CpuTopology};
 use crate::collect::x86::{self, Vendor};
-use crate::cpu_map::CpuMap;
-use crate::source::fs::{Base, Fs};
+use crate::os::fs::{Base, Fs};
 
 /// Everything noisetop knows about the machine that is not a counter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -241,7 +241,7 @@ impl Machine {
         }
         l.sort_unstable();
         l.dedup();
-        let l = crate::collect::cpulist::format(&l);
+        let l = crate::base::cpulist::format(&l);
         Some(format!(
             "isolcpus=domain,managed_irq,{l} nohz_full={l} rcu_nocbs={l}"
         ))
@@ -486,8 +486,8 @@ fn msr_candidates(m: &Machine) -> Vec<u32> {
 impl Machine {
     /// What the live hardware opens on this machine: perf groups on the
     /// online CPUs and package leaders, the MSRs worth probing.
-    pub fn hw_targets(&self) -> crate::source::hw::HwTargets {
-        crate::source::hw::HwTargets {
+    pub fn hw_targets(&self) -> crate::os::hw::HwTargets {
+        crate::os::hw::HwTargets {
             online: self.online.clone(),
             leaders: self.package_leaders(),
             vendor: self.vendor,

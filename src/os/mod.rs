@@ -12,8 +12,11 @@ pub mod live;
 pub mod msr;
 pub mod perf;
 pub mod probe_os;
+pub mod stop;
 pub mod switch_ring;
+pub mod sys;
 pub mod tasks;
+pub mod tp_format;
 pub mod tracepoint;
 
 /// Reads at most `cap` bytes of a regular file as text: a FIFO or a device

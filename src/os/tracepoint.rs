@@ -4,7 +4,7 @@
 //! command would fix what is missing.
 //!
 //! noisetop writes no tracefs knob. The one thing it mounts is tracefs
-//! itself, as root where it is mounted nowhere (`crate::sys::mount_tracefs`,
+//! itself, as root where it is mounted nowhere (`crate::os::sys::mount_tracefs`,
 //! as perf does).
 
 use std::io;

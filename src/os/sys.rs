@@ -112,7 +112,7 @@ pub fn spawn_pinned(
     // the running binary, even if its file was replaced since
     std::process::Command::new("/proc/self/exe")
         .arg(EXEC_PINNED)
-        .arg(crate::collect::cpulist::format(cpus))
+        .arg(crate::base::cpulist::format(cpus))
         .arg(program)
         .args(args)
         .spawn()
@@ -128,7 +128,7 @@ pub fn exec_pinned(args: &[std::ffi::OsString]) -> u8 {
     };
     let Some(cpus) = list
         .to_str()
-        .and_then(|l| crate::collect::cpulist::parse(l).ok())
+        .and_then(|l| crate::base::cpulist::parse(l).ok())
     else {
         eprintln!(
             "noisetop {EXEC_PINNED}: not a CPU list: {}",

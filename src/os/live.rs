@@ -4,10 +4,10 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::base::Vendor;
-use crate::source::fs::Roots;
-use crate::source::hw::{Hardware, HwTargets, Probe, Stamp};
-use crate::source::msr::{DevMsr, MsrAccess};
-use crate::source::perf::{PerfCounts, PerfEvent, PerfSet};
+use crate::os::fs::Roots;
+use crate::os::hw::{Hardware, HwTargets, Probe, Stamp};
+use crate::os::msr::{DevMsr, MsrAccess};
+use crate::os::perf::{PerfCounts, PerfEvent, PerfSet};
 
 /// Which rungs the user allows.
 #[derive(Debug, Clone, Copy, Default)]
@@ -91,7 +91,7 @@ impl Hardware for LiveHw {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
         Stamp {
-            mono_ns: crate::sys::monotonic_ns(),
+            mono_ns: crate::os::sys::monotonic_ns(),
             wall_ns,
         }
     }

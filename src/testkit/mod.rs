@@ -1,0 +1,3 @@
+//! Test support: synthetic /proc and /sys trees for tests and benches.
+
+pub mod synth;
