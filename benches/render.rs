@@ -24,7 +24,7 @@ use noisetop::pipeline::{Driver, Msg, Step, replay};
 use noisetop::sample::engine::Engine;
 use noisetop::sample::sampler::Sampler;
 use noisetop::testkit::synth::{self, Flavor, Spec};
-use noisetop::tui::State;
+use noisetop::tui::state::State;
 use noisetop::tui::state::{Origin, View};
 use noisetop::tui::theme::Theme;
 
@@ -76,7 +76,7 @@ fn real_1152() -> Option<State> {
         return None;
     }
     let hw = Captured {
-        stamp: noisetop::model::snapshot::Stamp {
+        stamp: noisetop::os::hw::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 0,
         },

@@ -9,8 +9,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use noisetop::noise::config::NoiseConfig;
 use noisetop::noise::traced::{Intruder, StolenBy, Traced, TracedCpu, TracedTask};
-use noisetop::noise::{self, Context, NoiseConfig};
+use noisetop::noise::{self, Context};
 use noisetop::pipeline::replay::{advance_engine, open_engine};
 use noisetop::testkit::synth::{self, Flavor, Spec};
 

@@ -36,7 +36,7 @@ fn main() {
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/pcp-1152cpu-x86_64");
     if real.is_dir() {
         let hw = Captured {
-            stamp: noisetop::model::snapshot::Stamp {
+            stamp: noisetop::os::hw::Stamp {
                 mono_ns: 1_000_000_000,
                 wall_ns: 1_000_000_000,
             },

@@ -3,6 +3,7 @@
 //! CPUs are watched, what to show). The man page and the shell completions
 //! are generated from these same definitions.
 
+use crate::base::cpulist::{CpuList, parse_cpus};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -143,8 +144,6 @@ pub struct WatchArgs {
     #[arg(long, value_name = "PIDS", value_delimiter = ',', requires = "watch")]
     pub owner: Vec<u32>,
 }
-
-pub use crate::record::{RecordArgs, SummaryArgs};
 
 /// The dashboard and `--batch`.
 #[derive(Debug, Clone, Args)]
@@ -304,8 +303,6 @@ pub struct RunArgs {
     pub record: RecordArgs,
 }
 
-pub use crate::base::cpulist::{CpuList, parse_cpus};
-
 /// Parses an interval count: a whole number, at least 1.
 pub fn parse_count(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
@@ -411,6 +408,36 @@ pub fn parse_settle(s: &str) -> Result<Duration, String> {
     parse_interval(s).map_err(|e| e.replace("the interval", "the wait"))
 }
 
+// The recording options every live subcommand takes (`--record`,
+// `--force`, `--append`); the recorder takes the plain values from them.
+/// A CSV log of every interval.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Recording")]
+pub struct RecordArgs {
+    /// Write every interval to FILE.csv (and the machine facts to
+    /// FILE.csv.json), flushed as it happens.
+    #[arg(long, value_name = "FILE.csv")]
+    pub record: Option<PathBuf>,
+    /// Overwrite an existing recording.
+    #[arg(long, requires = "record", conflicts_with = "append")]
+    pub force: bool,
+    /// Append to an existing recording of the same schema.
+    #[arg(long, requires = "record")]
+    pub append: bool,
+}
+
+/// The summary of a recording printed when a session ends (the dashboard,
+/// `--batch`, `replay`, `serve`; `run` prints its own report instead).
+#[derive(Debug, Clone, Copy, Default, Args)]
+#[command(next_help_heading = "Recording")]
+pub struct SummaryArgs {
+    /// Print no summary of the recording when the session ends (the
+    /// summary is what `noisetop report FILE.csv` prints: on stderr after
+    /// `--batch` and `serve`, on stdout after the dashboard).
+    #[arg(short, long, requires = "record")]
+    pub quiet: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,5 +512,36 @@ mod tests {
         assert!(
             Cli::try_parse_from(["noisetop", "run", "--cpus", "1", "--", "sleep", "3"]).is_ok()
         );
+    }
+}
+
+// The recording's own choices, offered on the command line: the recorder
+// stays free of the parser, so their names and help live here.
+impl clap::ValueEnum for crate::record::plot::Scale {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Self::Auto, Self::Fixed]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            Self::Auto => PossibleValue::new("auto").help("From this file's lowest to highest figure"),
+            Self::Fixed => PossibleValue::new("fixed").help(
+                "The same for every file, so plots compare by colour: 0–6000 MHz, 1–100 000 interrupts/s",
+            ),
+        })
+    }
+}
+
+impl clap::ValueEnum for crate::record::report::Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Self::Table, Self::Md, Self::Json]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            Self::Table => PossibleValue::new("table").help("Aligned text"),
+            Self::Md => PossibleValue::new("md").help("Markdown"),
+            Self::Json => PossibleValue::new("json").help("JSON"),
+        })
     }
 }

@@ -27,7 +27,7 @@ fn captures() -> Option<Vec<PathBuf>> {
 
 fn engine(tree: &Path) -> Engine<Captured> {
     let hw = Captured {
-        stamp: noisetop::model::snapshot::Stamp {
+        stamp: noisetop::os::hw::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 0,
         },
@@ -126,6 +126,6 @@ fn epyc_capture_reports_its_idle_states_and_boost() {
     // the frequency falls back to cpufreq: no perf, no MSR in a capture of files
     assert_eq!(
         e.sampler.freq_source(),
-        Some(noisetop::sample::ladder::FreqSource::Cpufreq)
+        Some(noisetop::model::interval::FreqSource::Cpufreq)
     );
 }

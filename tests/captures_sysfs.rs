@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use noisetop::base::cpulist;
 use noisetop::collect::cpufreq::{self, CpuFreqInfo};
 use noisetop::collect::cpuidle::{self, IdleCounters, IdleStateInfo};
 use noisetop::collect::hwmon::{self, TempScope};
-use noisetop::collect::{cpulist, facts, powercap, topology};
+use noisetop::collect::{facts, powercap, topology};
 use noisetop::os::fs::{Fs, ReadError, Roots};
 
 /// Every capture tree that has `sys/`; a new one must be added to the tests.

@@ -6,8 +6,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use noisetop::check::{self, CheckConfig, CheckFacts, RuleResult, Status};
+use noisetop::check::{self, CheckFacts, RuleResult, Status};
 use noisetop::cmd::check::render_text;
+use noisetop::noise::config::CheckConfig;
 use noisetop::os::fs::{Fs, Roots};
 
 fn judge(root: &Path, cpus: Option<&[u32]>) -> Vec<RuleResult> {
@@ -1207,7 +1208,7 @@ fn the_check_page_has_a_section_per_rule() {
 /// and a CPU that is not online is a clear error.
 #[test]
 fn command_exit_codes() {
-    use noisetop::cli::CpuList;
+    use noisetop::base::cpulist::CpuList;
     use noisetop::cmd::check::{CheckArgs, run};
     use std::process::ExitCode;
     let t = quiet();

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use common::recordings;
 use noisetop::record::compare::Comparison;
 use noisetop::record::report::Format;
-use noisetop::record::{OpenMode, RecordMeta, Recorder};
+use noisetop::record::sidecar::RecordMeta;
+use noisetop::record::writer::OpenMode;
+use noisetop::record::writer::Recorder;
 use noisetop::testkit::synth::Flavor;
 
 /// A: C1E and C6 disabled, shallow sleep; B: every state, deep sleep.
@@ -77,7 +79,7 @@ fn an_unknown_side_is_a_question_mark_and_disabled_is_zero_only_by_the_sidecar()
     assert_eq!(c6.a, Some(0.0), "A's sidecar says disabled: 0 %");
     assert!(c6.delta.unwrap() > 80.0, "{c6:?}");
     // without A's sidecar nothing says C6 was disabled there: unknown
-    std::fs::remove_file(noisetop::record::sidecar::path_for(&a)).unwrap();
+    std::fs::remove_file(noisetop::os::fs::sidecar_path(&a)).unwrap();
     let c = Comparison::build(&a, &b, None).unwrap();
     let c6 = c.machine.iter().find(|d| d.metric == "c6_pct").unwrap();
     assert_eq!((c6.delta, c6.matters), (None, false));
@@ -122,7 +124,7 @@ fn long_settings_fit_100_columns_as_the_words_that_differ() {
             " isolcpus=managed_irq,domain,2-7 nohz_full=2-7 rcu_nocbs=2-7 processor.max_cstate=1 intel_idle.max_cstate=0",
         ),
     ] {
-        let side = noisetop::record::sidecar::path_for(path);
+        let side = noisetop::os::fs::sidecar_path(path);
         let mut v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&side).unwrap()).unwrap();
         v["facts"]["cmdline"] = serde_json::json!(format!("{base}{extra}"));

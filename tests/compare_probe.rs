@@ -12,7 +12,10 @@ use std::process::Command;
 use std::time::{Duration, UNIX_EPOCH};
 
 use common::recordings;
-use noisetop::record::{OpenMode, RecordMeta, Recorder, Sidecar};
+use noisetop::record::sidecar::RecordMeta;
+use noisetop::record::sidecar::Sidecar;
+use noisetop::record::writer::OpenMode;
+use noisetop::record::writer::Recorder;
 use noisetop::testkit::synth::Flavor;
 
 const SENTENCE: &str = "B's wake-ups from C6: p50 91 µs (advertised 133 µs), A's from C1: p50 2 µs — \

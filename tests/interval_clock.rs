@@ -5,11 +5,12 @@
 use std::path::Path;
 
 use noisetop::base::cpu_map::CpuMap;
+use noisetop::model::interval::FreqSource;
 use noisetop::model::interval::{self, MAX_INTERVAL_S};
 use noisetop::model::machine::Machine;
-use noisetop::model::snapshot::{CpuHw, Snapshot, Stamp};
+use noisetop::model::snapshot::{CpuHw, Snapshot};
 use noisetop::os::fs::{Fs, Roots};
-use noisetop::sample::ladder::FreqSource;
+use noisetop::os::hw::Stamp;
 use noisetop::testkit::synth::{self, Flavor, Spec};
 
 fn machine(dir: &Path) -> Machine {

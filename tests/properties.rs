@@ -22,17 +22,19 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 
 use noisetop::base::cpu_map::CpuMap;
+use noisetop::base::cpulist;
 use noisetop::collect::{
-    cpufreq, cpuidle, cpuinfo, cpulist, hwmon, interrupts, powercap, softirqs, stat, topology,
+    cpufreq, cpuidle, cpuinfo, hwmon, interrupts, powercap, softirqs, stat, topology,
 };
+use noisetop::model::interval::FreqSource;
 use noisetop::model::interval::{self, CpuRates, Interval};
 use noisetop::model::machine::Machine;
-use noisetop::model::snapshot::{CpuHw, Snapshot, Stamp};
+use noisetop::model::snapshot::{CpuHw, Snapshot};
 use noisetop::os::capture::Captured;
 use noisetop::os::fs::{Fs, Roots};
+use noisetop::os::hw::Stamp;
 use noisetop::os::{msr, perf};
 use noisetop::sample::engine::Engine;
-use noisetop::sample::ladder::FreqSource;
 use noisetop::sample::sampler::Sampler;
 use noisetop::testkit::synth::{self, Flavor, Spec};
 

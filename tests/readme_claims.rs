@@ -10,11 +10,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
+use noisetop::model::interval::FreqSource;
 use noisetop::model::machine::Machine;
 use noisetop::os::capture::Captured;
 use noisetop::os::fs::{Base, Fs, Roots};
+use noisetop::os::hw::Probe;
 use noisetop::sample::engine::Engine;
-use noisetop::sample::ladder::{self, FreqSource, Probe};
+use noisetop::sample::ladder;
 use noisetop::sample::sampler::Sampler;
 use noisetop::testkit::synth::{self, Flavor, Spec};
 

@@ -9,13 +9,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::recordings::{self, Profile};
+use noisetop::cmd::record_sink as sink;
 use noisetop::model::interval::Interval;
 use noisetop::pipeline::{Step, replay};
 use noisetop::record::columns::{self, Kind, Schema};
 use noisetop::record::compare::Comparison;
+use noisetop::record::reader::Recording;
 use noisetop::record::report::{Format, Report};
-use noisetop::record::sink;
-use noisetop::record::{OpenMode, RecordError, RecordMeta, Recorder, Recording, RowTags};
+use noisetop::record::sidecar::RecordMeta;
+use noisetop::record::writer::OpenMode;
+use noisetop::record::writer::RecordError;
+use noisetop::record::writer::Recorder;
+use noisetop::record::writer::RowTags;
 use noisetop::testkit::synth::{self, Flavor, Spec};
 
 fn meta() -> RecordMeta {
@@ -495,7 +500,7 @@ fn damaged_and_foreign_files_get_clear_messages() {
     );
     // another schema version in the sidecar
     let csv = small_recording(&dir.path().join("c").tap_mkdir());
-    let side = noisetop::record::sidecar::path_for(&csv);
+    let side = noisetop::os::fs::sidecar_path(&csv);
     let text = std::fs::read_to_string(&side).unwrap();
     std::fs::write(
         &side,

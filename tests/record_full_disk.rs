@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::recordings;
-use noisetop::record::{OpenMode, RecordMeta, Recorder, RowTags, Sidecar};
+use noisetop::record::sidecar::RecordMeta;
+use noisetop::record::sidecar::Sidecar;
+use noisetop::record::writer::OpenMode;
+use noisetop::record::writer::Recorder;
+use noisetop::record::writer::RowTags;
 use noisetop::testkit::synth::Flavor;
 
 /// A tmpfs of `size`, unmounted when dropped.
@@ -145,7 +149,7 @@ fn a_recording_that_loses_intervals_says_so_once_and_exits_1() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
-    let side = std::fs::metadata(noisetop::record::sidecar::path_for(&probe))
+    let side = std::fs::metadata(noisetop::os::fs::sidecar_path(&probe))
         .unwrap()
         .len();
     let text = std::fs::read_to_string(&probe).unwrap();

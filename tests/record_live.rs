@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use noisetop::record::Recording;
+use noisetop::record::reader::Recording;
 
 /// Intervals in the file (machine rows), and whether every interval has
 /// one row per CPU plus the machine row.

@@ -26,7 +26,9 @@ fn a_live_recording_names_its_sources_and_why_each_cpu_is_judged_so() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let side = noisetop::record::Sidecar::read(&csv).unwrap().unwrap();
+    let side = noisetop::record::sidecar::Sidecar::read(&csv)
+        .unwrap()
+        .unwrap();
     // every metric the footer names, with what it was read from or why not
     assert_eq!(
         side.sources.len(),

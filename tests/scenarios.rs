@@ -10,9 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use noisetop::model::interval::FreqSource;
 use noisetop::model::interval::{CpuRates, IdleRate, Interval, PkgRates, TimeSplit};
 use noisetop::pipeline::replay::{advance_engine as advance, open_engine as open_replay};
-use noisetop::sample::ladder::{FreqSource, Metric, Status};
+use noisetop::sample::ladder::{Metric, Status};
 use noisetop::testkit::synth::{Flavor, Spec, write_capture};
 
 /// Replays every instant of a capture; returns the intervals and the

@@ -50,7 +50,7 @@ fn a_scrape_of_the_real_1152_cpu_capture_fits_the_budget() {
         return;
     }
     let hw = Captured {
-        stamp: noisetop::model::snapshot::Stamp {
+        stamp: noisetop::os::hw::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 1_000_000_000,
         },
@@ -91,7 +91,7 @@ fn a_scrape_of_the_real_1152_cpu_capture_fits_the_budget() {
     // 500 cgroups on every CPU: the watched CPUs' every task, the other
     // CPUs' 8 longest each, all in cgroups of their own; the per-class cap
     // keeps the family at 3 × 51 series and the whole within the budget
-    let task = |pid: u32| noisetop::noise::TracedTask {
+    let task = |pid: u32| noisetop::noise::traced::TracedTask {
         comm: "t".into(),
         pid,
         tid: pid,
@@ -99,7 +99,7 @@ fn a_scrape_of_the_real_1152_cpu_capture_fits_the_budget() {
         exited: false,
         cgroup: Some(format!("/kubepods/burstable/pod{pid}/c{pid}")),
     };
-    let cpu = |cpu: u32, tasks: std::ops::Range<u32>| noisetop::noise::TracedCpu {
+    let cpu = |cpu: u32, tasks: std::ops::Range<u32>| noisetop::noise::traced::TracedCpu {
         cpu,
         window_ns: 1_000_000_000,
         intruders: tasks
@@ -110,16 +110,16 @@ fn a_scrape_of_the_real_1152_cpu_capture_fits_the_budget() {
                 charged_ns: None,
             })
             .collect(),
-        ..noisetop::noise::TracedCpu::default()
+        ..noisetop::noise::traced::TracedCpu::default()
     };
     let mut many = (*s).clone();
-    many.trace = Some(noisetop::noise::Traced {
+    many.trace = Some(noisetop::noise::traced::Traced {
         cpus: [2, 3, 4, 5].iter().map(|&c| cpu(c, 0..500)).collect(),
         browsed: (0..1152u32)
             .filter(|c| !(2..=5).contains(c))
             .map(|c| cpu(c, (c % 500)..(c % 500 + 8)))
             .collect(),
-        ..noisetop::noise::Traced::default()
+        ..noisetop::noise::traced::Traced::default()
     });
     ex.publish(&many);
     let p = shared.latest().unwrap();

@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use noisetop::collect::x86::{Vendor, cstate_regs, platform_name, rapl_regs};
+use noisetop::base::Vendor;
+use noisetop::collect::x86::{cstate_regs, platform_name, rapl_regs};
 
 fn captures() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures");

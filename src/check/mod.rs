@@ -16,6 +16,7 @@ mod isolation;
 mod kernel;
 mod platform;
 
+use crate::noise::config::CheckConfig;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -140,8 +141,6 @@ pub struct CheckReport {
     /// One verdict per rule, in a fixed order.
     pub rules: Vec<RuleResult>,
 }
-
-pub use crate::noise::config::CheckConfig;
 
 /// Every rule id, in the order the rules run and print.
 pub const RULE_IDS: [&str; 20] = [

@@ -9,15 +9,15 @@ use anyhow::{Context, Result, bail};
 use crate::cli::{LiveArgs, RecordArgs, SampleArgs, SourceArgs};
 use crate::cmd::{AnyHw, Tree, out::emit};
 use crate::model::machine::Machine;
-use crate::noise::NoiseConfig;
+use crate::noise::config::NoiseConfig;
 use crate::os::capture::{self, Recorder};
 use crate::os::fs::Fs;
+use crate::os::hw::Hardware;
 use crate::os::stop::Stop;
 use crate::output::{batch, judged};
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Hook, Live, Phase};
 use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, kept_trace, replay};
-use crate::sample::sampler::Hardware;
 
 /// Prints one interval: a header line with the time, the table, then the
 /// verdicts and findings as `#` lines.
@@ -119,7 +119,7 @@ pub fn sinks(
     watched: &[u32],
 ) -> Result<Vec<Box<dyn Sink>>> {
     use crate::record::writer::RecordError;
-    let rec = crate::record::sink::open(record, machine, interval, watched).map_err(|e| {
+    let rec = crate::cmd::record_sink::open(record, machine, interval, watched).map_err(|e| {
         // what the command line asked for cannot be done: a usage error,
         // as the same mistake is said before anything starts
         match e {
@@ -223,9 +223,9 @@ fn sample_live(
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {
-        crate::record::sink::print_summary(&a.record, a.summary.quiet, true);
+        crate::cmd::record_sink::print_summary(&a.record, a.summary.quiet, true);
         r?;
-        return crate::record::sink::finish(&a.record);
+        return crate::cmd::record_sink::finish(&a.record);
     }
     r
 }
@@ -338,9 +338,9 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     printer.finish()?;
     let _ = std::io::stdout().flush();
     drop(sinks);
-    crate::record::sink::print_summary(&o.record, o.quiet, true);
+    crate::cmd::record_sink::print_summary(&o.record, o.quiet, true);
     match end {
         End::Failed(e) => bail!(e),
-        _ => crate::record::sink::finish(&o.record),
+        _ => crate::cmd::record_sink::finish(&o.record),
     }
 }

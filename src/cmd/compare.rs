@@ -56,7 +56,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
 /// Adds to an ordinary comparison what the probes recorded with each side
 /// measured (a `probes` object in JSON); says which side lacks one.
 fn with_probes(text: String, args: &CompareArgs) -> Result<String> {
-    use crate::record::Sidecar;
+    use crate::record::sidecar::Sidecar;
     let probe = |p: &std::path::Path| Sidecar::read(p).ok().flatten().and_then(|s| s.probe);
     let (a, b) = (probe(&args.a), probe(&args.b));
     let note = match (&a, &b) {

@@ -16,8 +16,9 @@ use crate::cmd::housekeeping;
 use crate::model::machine::Machine;
 use crate::os::fs::Fs;
 use crate::os::stop::Stop;
+use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, Live};
-use crate::pipeline::{Control, replay};
+use crate::pipeline::replay;
 use crate::tui::run::{SystemClock, TerminalInput, Wiring};
 use crate::tui::state::{Origin, State};
 use crate::tui::theme::Theme;
@@ -54,7 +55,7 @@ fn state_for(
     interval: Duration,
     watched: &[u32],
     only: Option<Vec<u32>>,
-    config: crate::noise::NoiseConfig,
+    config: crate::noise::config::NoiseConfig,
 ) -> State {
     let no_color = std::env::var("NO_COLOR").ok();
     let mut s = State::new(machine, origin, interval, Theme::new(no_color.as_deref()))
@@ -69,7 +70,8 @@ fn on_terminal(state: &mut State, wiring: &mut Wiring<'_>) -> Result<()> {
     wake_on_stop(&wiring.stop)?;
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     crate::tui::restore::on_panic();
-    let r = crate::tui::run(
+    crate::os::stop::before_forced_exit(crate::tui::restore::leave_if_raw);
+    let r = crate::tui::run::run(
         &mut terminal,
         state,
         wiring,
@@ -122,7 +124,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
     let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
-    crate::record::sink::hold_errors_until_end();
+    crate::cmd::record_sink::hold_errors_until_end();
     let mut driver = crate::cmd::new_driver(
         fs,
         machine.clone(),
@@ -202,9 +204,9 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     if sampler.join().is_err() {
         bail!("the sampler thread panicked (its message is above)");
     }
-    crate::record::sink::print_summary(&a.record, a.summary.quiet, false);
+    crate::cmd::record_sink::print_summary(&a.record, a.summary.quiet, false);
     r?;
-    crate::record::sink::finish(&a.record)
+    crate::cmd::record_sink::finish(&a.record)
 }
 
 /// Opens the dashboard on a capture, played at its recorded pace.
@@ -213,7 +215,7 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     require_terminal()?;
     let watched = r.driver.watched().to_vec();
     let sinks = crate::cmd::batch::sinks(&o.record, &machine, Duration::from_secs(1), &watched)?;
-    crate::record::sink::hold_errors_until_end();
+    crate::cmd::record_sink::hold_errors_until_end();
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let (tx, rx) = replay::channel();
     let reader = replay::spawn(r, o.count, sinks, tx).context("cannot start the replay thread")?;
@@ -238,7 +240,7 @@ pub fn replay(dir: &Path, o: &ReplayOpts) -> Result<()> {
     if reader.join().is_err() {
         bail!("the replay thread panicked (its message is above)");
     }
-    crate::record::sink::print_summary(&o.record, o.quiet, false);
+    crate::cmd::record_sink::print_summary(&o.record, o.quiet, false);
     r?;
-    crate::record::sink::finish(&o.record)
+    crate::cmd::record_sink::finish(&o.record)
 }

@@ -8,6 +8,7 @@ pub mod dashboard;
 pub mod help;
 pub mod out;
 pub mod probe;
+pub mod record_sink;
 pub mod report;
 pub mod run;
 pub mod serve;
@@ -23,12 +24,12 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, SourceArgs};
 use crate::model::machine::Machine;
-use crate::noise::NoiseConfig;
+use crate::noise::config::NoiseConfig;
 use crate::os::capture::Captured;
 use crate::os::fs::Roots;
+use crate::os::hw::Hardware;
 use crate::os::live::LiveHw;
 use crate::pipeline::wrapped::Wrapped;
-use crate::sample::sampler::Hardware;
 
 /// A mistake in the command line found after parsing (a CPU that is not
 /// online): reported like clap's own, with exit code 2.

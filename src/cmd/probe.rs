@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{CpuList, parse_cpus};
+use crate::base::cpulist;
+use crate::base::cpulist::CpuList;
+use crate::base::cpulist::parse_cpus;
 use crate::cmd::UsageError;
-use crate::collect::{cpulist, topology};
+use crate::collect::topology;
 use crate::os::fs::{Fs, Roots};
 use crate::probe::runner::{self, Kinds, Opts};
 

@@ -52,9 +52,9 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     // said before anything runs: where the report cannot go
     let mut output = Output::open(a.output.as_deref())?;
     let record = if a.series.repeat.is_some() {
-        crate::record::sink::open_series(&a.record, &machine, a.interval, &cpus)?
+        crate::cmd::record_sink::open_series(&a.record, &machine, a.interval, &cpus)?
     } else {
-        crate::record::sink::open(&a.record, &machine, a.interval, &cpus)?
+        crate::cmd::record_sink::open(&a.record, &machine, a.interval, &cpus)?
     };
     // read before noisetop moves: what check says of the command's CPUs
     let check = (a.series.repeat.is_some() && !a.series.no_check)
@@ -105,7 +105,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     };
     signals.close();
     drop(session);
-    if let Err(e) = crate::record::sink::finish(&a.record) {
+    if let Err(e) = crate::cmd::record_sink::finish(&a.record) {
         eprintln!("noisetop: {e:#}");
         if code == 0 {
             return Ok(ExitCode::FAILURE);

@@ -44,7 +44,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub record: RecordArgs,
     #[command(flatten)]
-    pub summary: crate::record::SummaryArgs,
+    pub summary: crate::cli::SummaryArgs,
 }
 
 /// Parses `--listen`: `:PORT`, `HOST:PORT` or `[IPv6]:PORT`, the port a
@@ -133,7 +133,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     handle.stop();
     // closes the recording (flushed) before its summary
     drop(sinks);
-    crate::record::sink::print_summary(&a.record, a.summary.quiet, true);
+    crate::cmd::record_sink::print_summary(&a.record, a.summary.quiet, true);
     match end {
         End::Failed(e) => bail!(e),
         _ => Ok(()),

@@ -21,7 +21,7 @@ use crate::cli::SourceArgs;
 use crate::cmd::batch::ReplayOpts;
 use crate::cmd::{Tree, roots, tree_kind};
 use crate::model::machine::Machine;
-use crate::noise::NoiseConfig;
+use crate::noise::config::NoiseConfig;
 use crate::os::capture::Captured;
 use crate::os::fs::Fs;
 use crate::pipeline::{Driver, Step, replay};

@@ -9,9 +9,11 @@ use crate::cmd::out::emit;
 use crate::model::machine::Machine;
 use crate::model::snapshot::Snapshot;
 use crate::os::fs::Fs;
+use crate::os::hw::Hardware;
+use crate::os::hw::Probe;
 use crate::sample::engine::Engine;
-use crate::sample::ladder::{Probe, Status};
-use crate::sample::sampler::{Hardware, Sampler};
+use crate::sample::ladder::Status;
+use crate::sample::sampler::Sampler;
 
 /// The JSON document `snapshot --json` prints.
 #[derive(Debug, Serialize)]

@@ -1,9 +1,9 @@
 //! One module per kernel interface. Each turns raw text (or raw counters)
 //! into plain data; none of them computes a rate.
 
+use crate::base::ParseError;
 pub mod cgroup_name;
 pub mod cpufreq;
-pub use crate::base::cpulist;
 pub mod cpuidle;
 pub mod cpuinfo;
 pub mod facts;
@@ -14,5 +14,3 @@ pub mod softirqs;
 pub mod stat;
 pub mod topology;
 pub mod x86;
-
-pub use crate::base::ParseError;

@@ -8,6 +8,7 @@
 //! from the table has no registers here: reading unlisted residency MSRs
 //! gives EIO on real hardware, and guessing would show made-up numbers.
 
+use crate::base::Vendor;
 use serde::Serialize;
 
 /// `IA32_TIME_STAMP_COUNTER`.
@@ -78,8 +79,6 @@ pub const MSR_AMD_RAPL_POWER_UNIT: u32 = 0xC001_0299;
 pub const MSR_AMD_CORE_ENERGY_STATUS: u32 = 0xC001_029A;
 /// AMD package energy status.
 pub const MSR_AMD_PKG_ENERGY_STATUS: u32 = 0xC001_029B;
-
-pub use crate::base::Vendor;
 
 /// Residency MSRs a model has, each with turbostat's column name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

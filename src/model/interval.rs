@@ -4,10 +4,11 @@
 //! backwards, CPUs that came or went, and empty intervals. It never yields
 //! NaN, infinity or a negative rate: what it cannot know is `None`.
 
+use crate::model::irq_rates::SourceRates;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::base::counter::{Width, delta, per_second, percent};
 use crate::base::name::Name;
@@ -15,11 +16,23 @@ use crate::collect::cpuidle::{IdleCounters, IdleStateInfo};
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::CpuTimes;
-pub use crate::model::irq_rates::SourceRates;
 use crate::model::irq_rates::{self, ClassRates};
 use crate::model::machine::Machine;
-use crate::model::snapshot::{Energy, Reading, Snapshot, Stamp};
-use crate::sample::ladder::FreqSource;
+use crate::model::snapshot::{Energy, Reading, Snapshot};
+use crate::os::hw::Stamp;
+
+/// Where the frequency figures come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FreqSource {
+    /// APERF/MPERF/TSC through the perf `msr` PMU.
+    PerfMsr,
+    /// APERF/MPERF/TSC through `/dev/cpu/N/msr`.
+    DevMsr,
+    /// cpufreq `scaling_cur_freq`: the requested or last sampled clock.
+    Cpufreq,
+    /// `/proc/cpuinfo` "cpu MHz".
+    Cpuinfo,
+}
 
 /// cpuidle figures of one state over the interval.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::base::Vendor;
 use crate::base::cpu_map::CpuMap;
 use crate::collect::cpufreq::{self, Boost, CpuFreqInfo};
 use crate::collect::cpuidle::{self, IdleDriver, IdleStateInfo};
@@ -14,7 +15,7 @@ use crate::collect::facts::{self, KernelFacts};
 use crate::collect::hwmon::{self, HwmonSensor};
 use crate::collect::powercap::{self, RaplZone};
 use crate::collect::topology::{self, CpuSets, CpuTopology};
-use crate::collect::x86::{self, Vendor};
+use crate::collect::x86;
 use crate::os::fs::{Base, Fs};
 
 /// Everything noisetop knows about the machine that is not a counter.
@@ -462,7 +463,7 @@ fn msr_candidates(m: &Machine) -> Vec<u32> {
         x86::MSR_TEMPERATURE_TARGET,
         x86::MSR_PACKAGE_THERM_STATUS,
     ];
-    if m.vendor != x86::Vendor::Intel {
+    if m.vendor != crate::base::Vendor::Intel {
         // SMI count, thermal status and TjMax are Intel registers
         cand.retain(|r| {
             ![

@@ -1,6 +1,7 @@
 //! Raw counters of one instant, per CPU and per package. No rates, no
 //! judgement: everything here is a value as read, or the reason it is missing.
 
+use crate::os::hw::Stamp;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -11,8 +12,6 @@ use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::stat::Stat;
-
-pub use crate::os::hw::Stamp;
 
 /// Where a metric's values came from: a rung of the source ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]

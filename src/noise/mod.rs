@@ -25,10 +25,12 @@ mod tests;
 #[cfg(test)]
 mod tests_owner;
 
+use config::NoiseConfig;
 use serde::Serialize;
+use traced::Traced;
+#[cfg(test)]
+use traced::{TracedCpu, TracedTask};
 
-pub use config::NoiseConfig;
-pub use traced::{Traced, TracedCpu, TracedTask};
 pub use verdict::{Cause, CauseClass, CpuVerdict, VerdictState};
 // `run --repeat` gives the same boot-time advice for noise that recurred
 pub(crate) use interrupts::isolate_cpus;

@@ -6,9 +6,10 @@ use crate::collect::cpufreq::CpuFreqInfo;
 use crate::collect::interrupts::IrqKind;
 use crate::collect::topology::CpuTopology;
 use crate::model::interval::CpuRates;
-use crate::model::interval::{IdleRate, PkgRates, SourceRates, TimeSplit};
-use crate::model::snapshot::Stamp;
+use crate::model::interval::{IdleRate, PkgRates, TimeSplit};
+use crate::model::irq_rates::SourceRates;
 use crate::os::fs::{Fs, Roots};
+use crate::os::hw::Stamp;
 use std::collections::BTreeSet;
 
 /// A machine read from an empty tree (every fact unknown), then given
@@ -849,7 +850,7 @@ fn an_intruder_in_a_container_or_service_is_named_by_it_and_confined_as_a_whole(
             ],
             ..TracedCpu::default()
         }],
-        cgroups: Some(crate::noise::traced::CgroupRoot {
+        cgroups: Some(crate::os::cgroups::CgroupRoot {
             mount: "/sys/fs/cgroup/unified".into(),
             cpuset,
         }),

@@ -4,6 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How the probe is named where its time is listed.
+pub const PROBE_LABEL: &str = "noisetop probe";
+
+/// `noisetop probe ran 3.2 ms` (what a verdict adds on a probed CPU).
+pub fn probe_ran_text(ns: u64) -> String {
+    format!("{PROBE_LABEL} ran {:.1} ms", ns as f64 / 1e6)
+}
+
 /// One task, as the scheduler tracepoint named it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct TracedTask {
@@ -121,18 +129,6 @@ pub struct TracedCpu {
     pub kernel: Option<crate::trace::in_kernel::KernelCounts>,
 }
 
-/// Where the tasks' cgroup paths live, so that a fix can name their cgroup.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CgroupRoot {
-    /// The cgroup2 mount (`/sys/fs/cgroup`, `/sys/fs/cgroup/unified` on a
-    /// hybrid host).
-    pub mount: String,
-    /// Whether the cpuset controller is on that hierarchy (its
-    /// `cgroup.controllers` lists it): then systemd's `AllowedCPUs=` and
-    /// `cpuset.cpus` confine a cgroup; else its tasks are moved one by one.
-    pub cpuset: bool,
-}
-
 /// Every traced CPU of an interval, and what could not be traced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Traced {
@@ -147,7 +143,7 @@ pub struct Traced {
     pub probed: Vec<Probed>,
     /// The cgroup2 hierarchy the tasks' `cgroup` paths are in, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroups: Option<CgroupRoot>,
+    pub cgroups: Option<crate::os::cgroups::CgroupRoot>,
 }
 
 /// `noisetop probe`'s threads on one traced CPU over the interval.

@@ -8,7 +8,8 @@ use super::config::Limits;
 use super::{Context, Finding, Kind, Number, Severity, cpus_label, rate};
 use crate::base::cpulist;
 use crate::collect::interrupts::IrqKind;
-use crate::model::interval::{CpuRates, Interval, SourceRates};
+use crate::model::interval::{CpuRates, Interval};
+use crate::model::irq_rates::SourceRates;
 
 /// Quiet, noisy or unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -106,7 +107,10 @@ impl CpuVerdict {
     /// `unknown: no interval yet`.
     pub fn text(&self) -> String {
         let probed = self.probe_ns.map_or_else(String::new, |ns| {
-            format!("; being probed ({})", crate::probe::running::ran_text(ns))
+            format!(
+                "; being probed ({})",
+                crate::noise::traced::probe_ran_text(ns)
+            )
         });
         let judged = match self.state {
             VerdictState::Quiet => "quiet".into(),

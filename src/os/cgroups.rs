@@ -4,6 +4,7 @@
 //! path. The walk is made again when an id is not found, at most once every
 //! ten seconds, and the map holds only the cgroups that exist.
 
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,18 @@ const MAX_CGROUPS: usize = 16_384;
 
 /// How often a missing id may walk the tree again.
 const RESCAN: Duration = Duration::from_secs(10);
+
+/// Where the tasks' cgroup paths live, so that a fix can name their cgroup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupRoot {
+    /// The cgroup2 mount (`/sys/fs/cgroup`, `/sys/fs/cgroup/unified` on a
+    /// hybrid host).
+    pub mount: String,
+    /// Whether the cpuset controller is on that hierarchy (its
+    /// `cgroup.controllers` lists it): then systemd's `AllowedCPUs=` and
+    /// `cpuset.cpus` confine a cgroup; else its tasks are moved one by one.
+    pub cpuset: bool,
+}
 
 /// Where the cgroup2 hierarchy is mounted, from a `mountinfo` text:
 /// `/sys/fs/cgroup` on a unified host, `/sys/fs/cgroup/unified` on a
@@ -89,11 +102,11 @@ impl CgroupPaths {
     }
 
     /// The cgroup2 mount and whether the cpuset controller is on it.
-    pub fn root(&self) -> Option<crate::noise::traced::CgroupRoot> {
+    pub fn root(&self) -> Option<CgroupRoot> {
         let mount = self.mount.as_ref()?;
         let controllers =
             std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
-        Some(crate::noise::traced::CgroupRoot {
+        Some(CgroupRoot {
             mount: mount.to_string_lossy().into_owned(),
             cpuset: controllers.split_whitespace().any(|c| c == "cpuset"),
         })

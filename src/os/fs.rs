@@ -612,6 +612,14 @@ fn natural_cmp_tail(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Returns the path of a recording's sidecar: `FILE.csv` → `FILE.csv.json`
+/// (the recorder's machine facts and the probe's report both sit there).
+pub fn sidecar_path(csv: &std::path::Path) -> std::path::PathBuf {
+    let mut s = csv.as_os_str().to_owned();
+    s.push(".json");
+    std::path::PathBuf::from(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,12 +17,22 @@ pub const STOP_SIGNALS: [i32; 4] = [
 /// terminal, well under a second on 1 152 CPUs.
 pub const GRACE: Duration = Duration::from_secs(3);
 
-/// Ends the process from the signal thread: puts a terminal left in raw
-/// mode back first (nothing is written when none is raw: batch output
-/// stays clean).
+/// What must be undone before the process ends by force: the dashboard
+/// installs its terminal restore here, so this layer names no screen.
+static BEFORE_EXIT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what a forced exit runs first (the first caller wins: there is one
+/// terminal).
+pub fn before_forced_exit(f: fn()) {
+    let _ = BEFORE_EXIT.set(f);
+}
+
+/// Ends the process from the signal thread: runs the hook a sink installed
+/// (the dashboard puts a terminal left in raw mode back; with none, as in
+/// batch output, nothing is written).
 fn force_exit(sig: i32) -> ! {
-    if ratatui::crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
-        crate::tui::restore::leave();
+    if let Some(f) = BEFORE_EXIT.get() {
+        f();
     }
     eprintln!("noisetop: stopped by signal {sig} before the current read ended");
     std::process::exit(128 + sig);

@@ -259,7 +259,7 @@ pub fn footer(statuses: &[Status]) -> String {
 mod tests {
     use super::*;
     use crate::model::interval::IdleRate;
-    use crate::model::snapshot::Stamp;
+    use crate::os::hw::Stamp;
 
     fn state(name: &str, disabled: Option<bool>) -> IdleRate {
         IdleRate {

@@ -51,7 +51,7 @@ pub fn lines(j: &Judgement, cpus: Option<&[u32]>) -> String {
             parts.push(format!(
                 "CPU {} being probed ({})",
                 v.cpu,
-                crate::probe::running::ran_text(ns)
+                crate::noise::traced::probe_ran_text(ns)
             ));
         }
     }
@@ -76,7 +76,7 @@ pub fn lines(j: &Judgement, cpus: Option<&[u32]>) -> String {
 
 /// One line per watched CPU whose run-queue waits the kernel counted:
 /// `# run-queue wait on CPU 1: 412 waits, p50 < 4.1 µs, …`.
-pub fn runq_lines(trace: Option<&crate::noise::Traced>, cpus: Option<&[u32]>) -> String {
+pub fn runq_lines(trace: Option<&crate::noise::traced::Traced>, cpus: Option<&[u32]>) -> String {
     let mut out = String::new();
     let Some(t) = trace else {
         return out;
@@ -104,7 +104,8 @@ pub const RUNQ_HOW: &str = "BPF: from a wake-up or preemption to the switch in";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::noise::{Traced, TracedCpu};
+    use crate::noise::traced::Traced;
+    use crate::noise::traced::TracedCpu;
     use crate::trace::in_kernel::{KernelCounts, RunqDelay};
 
     #[test]

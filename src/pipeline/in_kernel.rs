@@ -106,7 +106,7 @@ pub struct InKernelTrace {
     owners: Owners,
     cgroups: CgroupPaths,
     /// The cgroup2 mount and its controllers, read once.
-    cgroup_root: Option<crate::noise::traced::CgroupRoot>,
+    cgroup_root: Option<crate::os::cgroups::CgroupRoot>,
     irq_names: HashMap<u32, String>,
     sysfs: PathBuf,
     threads: HashMap<u32, bool>,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::TraceSource;
 use super::wrapped::{Addition, Wrapped};
-use crate::noise::Traced;
+use crate::noise::traced::Traced;
 use crate::os::fs::{ReadError, read_capped};
 
 /// The file of one instant that holds the window traced up to it.

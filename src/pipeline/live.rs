@@ -8,8 +8,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::{Control, Driver, Flow, Msg, Sink, Step, feed_sinks};
+use crate::os::hw::Hardware;
 use crate::os::stop::Stop;
-use crate::sample::sampler::Hardware;
 
 /// Samples the screen's channel holds before the loop drops new ones.
 pub const LIVE_QUEUE: usize = 64;

@@ -16,18 +16,19 @@ pub mod switches;
 pub mod trace;
 pub mod wrapped;
 
+use control::Control;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use crate::model::interval::Interval;
 use crate::model::machine::Machine;
-use crate::noise::{self, Judgement, NoiseConfig, Traced};
+use crate::noise::config::NoiseConfig;
+use crate::noise::traced::Traced;
+use crate::noise::{self, Judgement};
+use crate::os::hw::Hardware;
 use crate::os::switch_ring::SwitchCount;
 use crate::sample::engine::Engine;
 use crate::sample::ladder::Status;
-use crate::sample::sampler::Hardware;
-
-pub use control::Control;
 
 /// How the watched CPUs' switches are counted with perf rings.
 pub const COUNTING_RINGS: &str = "counting rings (context-switches and cpu-migrations values the \
@@ -218,7 +219,7 @@ pub struct Driver<H: Hardware> {
     online: Vec<u32>,
     /// Each traced CPU's longest runner of the last window, to tell when
     /// it changes.
-    longest: Vec<(u32, crate::noise::TracedTask)>,
+    longest: Vec<(u32, crate::noise::traced::TracedTask)>,
     /// The tasks of one more CPU, sampled from /proc for the screen.
     browse: Option<sampled::SampledTrace>,
     /// Counting rings of the watched CPUs' switches and migrations.

@@ -2,7 +2,8 @@
 //! given, the longest runner is, and a change of it is marked on the CPU
 //! for the rules (`owner-changed`).
 
-use crate::noise::{Traced, TracedTask};
+use crate::noise::traced::Traced;
+use crate::noise::traced::TracedTask;
 
 /// Marks each traced CPU whose longest runner (the owner, when none is
 /// given) is not the one of the window before, and remembers this one.
@@ -29,7 +30,7 @@ pub fn note_longest_runner(longest: &mut Vec<(u32, TracedTask)>, t: &mut Traced)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::noise::TracedCpu;
+    use crate::noise::traced::TracedCpu;
 
     fn task(comm: &str, pid: u32) -> TracedTask {
         TracedTask::user(comm, pid)

@@ -111,7 +111,7 @@ mod tests {
 
     fn empty() -> Snapshot {
         Snapshot {
-            time: crate::model::snapshot::Stamp::default(),
+            time: crate::os::hw::Stamp::default(),
             online: vec![0, 1],
             stat: Err("not read".into()),
             interrupts: Err("not read".into()),

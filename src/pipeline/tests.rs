@@ -2,7 +2,7 @@
 //! that returns fixed windows.
 
 use super::{Driver, Step, TraceSource};
-use crate::noise::Traced;
+use crate::noise::traced::Traced;
 use crate::os::capture::Captured;
 use crate::os::fs::{Fs, Roots};
 use crate::sample::engine::Engine;
@@ -150,11 +150,13 @@ fn the_interrupts_that_hit_the_owner_are_its_tasks_own_and_no_one_elses() {
         idle_edge_ns: 0,
         kernel: None,
     };
-    let t = super::trace::cpu_with(&c, usize::MAX, &mut |t, _| crate::noise::TracedTask {
-        comm: t.comm.clone().unwrap_or_default(),
-        pid: t.pid.unwrap_or(t.tid),
-        tid: t.tid,
-        ..crate::noise::TracedTask::default()
+    let t = super::trace::cpu_with(&c, usize::MAX, &mut |t, _| {
+        crate::noise::traced::TracedTask {
+            comm: t.comm.clone().unwrap_or_default(),
+            pid: t.pid.unwrap_or(t.tid),
+            tid: t.tid,
+            ..crate::noise::traced::TracedTask::default()
+        }
     });
     assert_eq!((t.owner_ns, t.owner_irq_ns), (700_000_000, 4_500_000));
     assert_eq!(t.intruders.len(), 1);

@@ -3,7 +3,7 @@
 //! call through unchanged.
 
 use super::TraceSource;
-use crate::noise::Traced;
+use crate::noise::traced::Traced;
 
 /// What a [`Wrapped`] source adds to the one it wraps.
 pub trait Addition: Send {

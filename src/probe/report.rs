@@ -91,7 +91,7 @@ pub fn write_recording(rep: &ProbeReport, csv: &Path) -> std::io::Result<()> {
         }
     }
     w.flush()?;
-    let side = crate::record::sidecar::path_for(csv);
+    let side = crate::os::fs::sidecar_path(csv);
     let text = serde_json::to_string_pretty(rep).map_err(std::io::Error::other)?;
     std::fs::write(side, text + "\n")
 }
@@ -99,7 +99,7 @@ pub fn write_recording(rep: &ProbeReport, csv: &Path) -> std::io::Result<()> {
 /// Reads a probe recording's sidecar; `Ok(None)` when the file beside
 /// `csv` is not a probe's (or there is none).
 pub fn read_recording(csv: &Path) -> Result<Option<ProbeReport>, String> {
-    let side = crate::record::sidecar::path_for(csv);
+    let side = crate::os::fs::sidecar_path(csv);
     let Ok(text) = std::fs::read_to_string(&side) else {
         return Ok(None);
     };
@@ -289,11 +289,13 @@ pub fn text(rep: &ProbeReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod example {
     use super::*;
     use crate::probe::{Conditions, Kind, TagMethod};
 
-    fn report() -> ProbeReport {
+    /// A probe of CPU 1: three timer wake-ups from haltpoll idle and one
+    /// context-switch round, as the tests of the probe and its screen use.
+    pub(crate) fn example_report() -> ProbeReport {
         ProbeReport {
             format: crate::probe::FORMAT.into(),
             noisetop_version: "0.1.0".into(),
@@ -338,12 +340,17 @@ mod tests {
             }],
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn a_recording_has_one_row_per_cpu_kind_state_and_reads_back_whole() {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("p.csv");
-        let rep = report();
+        let rep = example::example_report();
         write_recording(&rep, &csv).unwrap();
         let text = std::fs::read_to_string(&csv).unwrap();
         assert_eq!(
@@ -368,33 +375,20 @@ mod tests {
     }
 
     #[test]
-    fn the_last_probe_is_kept_whole_and_the_detail_shows_its_cpu() {
+    fn the_last_probe_is_kept_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/noisetop/last-probe.json");
         assert_eq!(load_last_from(&path), None);
-        save_last(&report(), &path).unwrap();
+        save_last(&example::example_report(), &path).unwrap();
         let back = load_last_from(&path).unwrap();
-        assert_eq!(back, report());
-        assert_eq!(
-            crate::tui::detail::probe_lines(&back, 1),
-            vec![
-                (String::new(), String::new()),
-                ("last probe · p50 / p99".to_string(), "µs".to_string()),
-                (
-                    "timer haltpoll idle ×3".to_string(),
-                    "30.0 / 31.0".to_string()
-                ),
-                ("context switch".to_string(), "2.5".to_string()),
-            ]
-        );
-        assert!(crate::tui::detail::probe_lines(&back, 0).is_empty());
+        assert_eq!(back, example::example_report());
         std::fs::write(&path, "{}").unwrap();
         assert_eq!(load_last_from(&path), None, "not a probe");
     }
 
     #[test]
     fn the_table_says_the_method_and_the_conditions() {
-        let t = text(&report());
+        let t = text(&example::example_report());
         assert!(
             t.contains("states from the power:cpu_idle tracepoint"),
             "{t}"

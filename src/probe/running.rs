@@ -14,9 +14,6 @@ use crate::trace::TraceWindow;
 /// forks, which inherits it): 14 bytes, within the kernel's 15 of `comm`.
 pub const THREAD_NAME: &str = "noisetop-probe";
 
-/// How the probe is named where its time is listed.
-pub const LABEL: &str = "noisetop probe";
-
 /// Tag of the file.
 pub const FORMAT: &str = "noisetop-probe-running";
 
@@ -126,11 +123,6 @@ pub fn split(out: &mut Traced, w: &TraceWindow, running: Option<&Running>) {
         }
         out.probed.push(p);
     }
-}
-
-/// `noisetop probe ran 3.2 ms` (what a verdict adds on a probed CPU).
-pub fn ran_text(ns: u64) -> String {
-    format!("{LABEL} ran {:.1} ms", ns as f64 / 1e6)
 }
 
 #[cfg(test)]
@@ -244,7 +236,10 @@ mod tests {
                 charged_ns: Some(4_500_020),
             }]
         );
-        assert_eq!(ran_text(out.probed[0].ns), "noisetop probe ran 4.5 ms");
+        assert_eq!(
+            crate::noise::traced::probe_ran_text(out.probed[0].ns),
+            "noisetop probe ran 4.5 ms"
+        );
     }
 
     #[test]

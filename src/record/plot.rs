@@ -229,7 +229,7 @@ fn gather(path: &Path, max_bins: usize) -> Result<Binned, PlotError> {
 
 /// Names what the `avg_mhz` figures are, from the source the sidecar
 /// recorded: ΔAPERF/dt only where APERF was read.
-fn freq_title(sc: Option<&crate::record::Sidecar>) -> String {
+fn freq_title(sc: Option<&crate::record::sidecar::Sidecar>) -> String {
     let Some(src) = sc.and_then(|s| s.freq_source()) else {
         return "Avg_MHz (source not recorded)".into();
     };
@@ -296,7 +296,7 @@ const MARK: RGBColor = RGBColor(230, 0, 0);
 const BUSY: RGBColor = RGBColor(240, 165, 40);
 
 /// How the colour scales are set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scale {
     /// From this file's lowest to highest figure.
     #[default]

@@ -347,7 +347,7 @@ impl Recording {
             let n: u64 = lost.iter().map(|r| r.intervals).sum();
             pass.notes.push(format!(
                 "{n} intervals were sampled but not written{}: {}; every figure leaves them out",
-                crate::record::sink::lost_ranges_text(lost),
+                crate::record::sidecar::lost_ranges_text(lost),
                 lost[0].why
             ));
         }

@@ -98,7 +98,7 @@ fn millis<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error
 }
 
 /// Output format of `report` and `compare`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Aligned text.
     Table,

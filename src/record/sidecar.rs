@@ -161,13 +161,6 @@ pub struct RecordMeta {
     pub command_line: Vec<String>,
 }
 
-/// Returns the sidecar's path: `FILE.csv` → `FILE.csv.json`.
-pub fn path_for(csv: &Path) -> PathBuf {
-    let mut s = csv.as_os_str().to_owned();
-    s.push(".json");
-    PathBuf::from(s)
-}
-
 /// Joins distinct values with their CPUs: `performance` when all agree,
 /// `powersave (0-3), performance (4-7)` when not.
 fn per_cpu_text(vals: &[(u32, Option<String>)]) -> Option<String> {
@@ -287,7 +280,7 @@ impl Sidecar {
     /// Writes it beside the CSV, through a temporary file and a rename so a
     /// reader never sees half of it.
     pub fn write(&self, csv: &Path) -> std::io::Result<()> {
-        let path = path_for(csv);
+        let path = crate::os::fs::sidecar_path(csv);
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
@@ -298,7 +291,7 @@ impl Sidecar {
 
     /// Reads the sidecar of a CSV; `Ok(None)` when there is none.
     pub fn read(csv: &Path) -> Result<Option<Sidecar>, String> {
-        let path = path_for(csv);
+        let path = crate::os::fs::sidecar_path(csv);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -324,4 +317,20 @@ impl Sidecar {
             .map(Some)
             .map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// ` (t_s 2.02–4.66, 9.1–9.3)`: the lost ranges, at most five.
+pub fn lost_ranges_text(lost: &[LostRange]) -> String {
+    if lost.is_empty() {
+        return String::new();
+    }
+    let mut parts: Vec<String> = lost
+        .iter()
+        .take(5)
+        .map(|r| format!("{:.2}–{:.2}", r.from_t_s, r.to_t_s))
+        .collect();
+    if lost.len() > 5 {
+        parts.push(format!("{} more", lost.len() - 5));
+    }
+    format!(" (t_s {})", parts.join(", "))
 }

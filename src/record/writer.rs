@@ -198,7 +198,7 @@ impl Recorder {
         if write_sidecar {
             sidecar
                 .write(path)
-                .map_err(io_err(&sidecar::path_for(path)))?;
+                .map_err(io_err(&crate::os::fs::sidecar_path(path)))?;
         }
         let mut rec = Recorder {
             path: path.to_path_buf(),

@@ -8,9 +8,11 @@ use crate::base::counter::{Width, delta};
 use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::model::interval::{self, CpuFileFigures, IdleRate, Interval};
-use crate::model::snapshot::{Snapshot, Stamp};
+use crate::model::snapshot::Snapshot;
+use crate::os::hw::Hardware;
+use crate::os::hw::Stamp;
 use crate::sample::ladder::{self, Metric, Status};
-use crate::sample::sampler::{Hardware, Sampler};
+use crate::sample::sampler::Sampler;
 
 /// A sampler plus the previous snapshot.
 pub struct Engine<H: Hardware> {

@@ -115,7 +115,10 @@ mod tests {
                 "perf hardware instructions/cycles",
             ),
         ];
-        describe(&mut st, &[1], &[0], &Ok(crate::pipeline::COUNTING_RINGS));
+        // the words the pipeline passes for counting rings
+        let how = "counting rings (context-switches and cpu-migrations values the CPU writes \
+                   into its own samples; no IPI)";
+        describe(&mut st, &[1], &[0], &Ok(how));
         assert_eq!(
             st[0].note.as_deref(),
             Some(

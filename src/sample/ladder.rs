@@ -3,6 +3,8 @@
 //! the rungs once, from the probe ([`Chosen`]); this module only describes
 //! them, with the snapshot as evidence that a chosen rung gave values.
 
+use crate::model::interval::FreqSource;
+use crate::os::hw::Probe;
 use serde::{Deserialize, Serialize};
 
 use crate::model::machine::Machine;
@@ -75,19 +77,6 @@ impl Metric {
     }
 }
 
-/// Where the frequency figures come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FreqSource {
-    /// APERF/MPERF/TSC through the perf `msr` PMU.
-    PerfMsr,
-    /// APERF/MPERF/TSC through `/dev/cpu/N/msr`.
-    DevMsr,
-    /// cpufreq `scaling_cur_freq`: the requested or last sampled clock.
-    Cpufreq,
-    /// `/proc/cpuinfo` "cpu MHz".
-    Cpuinfo,
-}
-
 /// The rungs the sampler chose for the metrics with more than one source:
 /// decided once from the probe, read by the sampler's plan and described
 /// by [`statuses`], so the two never disagree.
@@ -117,8 +106,6 @@ pub struct Status {
     /// Why the metric (or its better rungs) is unavailable, and the fix.
     pub note: Option<String>,
 }
-
-pub use crate::os::hw::Probe;
 
 /// Why power is unknown although its source is read: the counters are
 /// there and none moved (a VM's virtual RAPL that stays at 0).

@@ -1,6 +1,7 @@
 //! Takes snapshots: reads every kernel file and counter of one instant,
 //! from the live machine or from one instant of a captured tree.
 
+use crate::os::hw::Hardware;
 use std::collections::BTreeMap;
 
 use crate::base::counter::Width;
@@ -9,13 +10,12 @@ use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
 use crate::collect::{cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
+use crate::model::interval::FreqSource;
 use crate::model::machine::{self, Machine};
 use crate::model::snapshot::{CpuFiles, Energy, PkgHw, Rung, Snapshot};
 use crate::os::fs::{Base, FileId, Fs};
 use crate::os::perf::PerfEvent;
-use crate::sample::ladder::{self, FreqSource};
-
-pub use crate::os::hw::Hardware;
+use crate::sample::ladder;
 
 /// Reads snapshots through `Fs` and a `Hardware`.
 pub struct Sampler<H: Hardware> {

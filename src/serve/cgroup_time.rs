@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::text::Writer;
-use crate::noise::Traced;
+use crate::noise::traced::Traced;
 
 /// Cgroups kept by name.
 pub const KEPT: usize = 500;
@@ -68,7 +68,7 @@ impl CgroupTime {
 }
 
 impl ClassTime {
-    fn observe(&mut self, c: &crate::noise::TracedCpu) {
+    fn observe(&mut self, c: &crate::noise::traced::TracedCpu) {
         if c.sampled {
             return;
         }
@@ -137,7 +137,8 @@ impl ClassTime {
 mod tests {
     use super::*;
     use crate::noise::traced::Intruder;
-    use crate::noise::{TracedCpu, TracedTask};
+    use crate::noise::traced::TracedCpu;
+    use crate::noise::traced::TracedTask;
 
     fn task(pid: u32, cg: &str) -> TracedTask {
         TracedTask {

@@ -50,7 +50,7 @@ impl Waits {
 pub type PerCpu = BTreeMap<u32, Waits>;
 
 /// Adds each watched CPU's window of a sample.
-pub fn observe(per_cpu: &mut PerCpu, trace: Option<&crate::noise::Traced>) {
+pub fn observe(per_cpu: &mut PerCpu, trace: Option<&crate::noise::traced::Traced>) {
     let Some(t) = trace else {
         return;
     };

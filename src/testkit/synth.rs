@@ -58,11 +58,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::collect::{cpulist, x86};
+use crate::base::cpulist;
+use crate::collect::x86;
 use crate::os::capture::instant_dir;
+use crate::os::hw::Probe;
 use crate::os::msr::{self, MsrRead};
 use crate::os::perf::{self, PerfCounts, PerfEvent};
-use crate::sample::ladder::Probe;
 
 /// The kind of machine a synthetic tree imitates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

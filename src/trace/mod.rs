@@ -6,6 +6,6 @@
 pub mod in_kernel;
 pub mod procinfo;
 pub mod sources;
-pub mod window;
+mod window;
 
 pub use window::{CpuTrace, SourceKind, Stolen, TaskId, TaskTime, TraceWindow, add_intruders};

@@ -242,7 +242,7 @@ fn top_runner(s: &State, cpu: u32) -> Option<(String, String)> {
 }
 
 /// The owner of a watched CPU, when known.
-fn owner_of(s: &State, cpu: u32) -> Option<&crate::noise::TracedTask> {
+fn owner_of(s: &State, cpu: u32) -> Option<&crate::noise::traced::TracedTask> {
     s.trace
         .as_ref()
         .filter(|_| s.is_watched(cpu))?

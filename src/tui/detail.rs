@@ -388,7 +388,11 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
         // the probe's wake-ups were asked for: its own line, not an intruder
         if let Some(p) = s.trace.as_ref().and_then(|t| t.probed(cpu)) {
             lines.push((
-                format!("{} (not noise) ×{}", crate::probe::running::LABEL, p.slices),
+                format!(
+                    "{} (not noise) ×{}",
+                    crate::noise::traced::PROBE_LABEL,
+                    p.slices
+                ),
                 ms(p.ns),
             ));
         }
@@ -554,5 +558,28 @@ mod axis_tests {
         assert_eq!(time_axis(1, 1.0, 80), "", "one sample has no time span");
         // three samples: "-2 s " does not fit three columns, and is not cut
         assert_eq!(time_axis(3, 1.0, 80), "───");
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::probe_lines;
+
+    #[test]
+    fn the_detail_shows_the_last_probe_of_its_cpu_only() {
+        let back = crate::probe::report::example::example_report();
+        assert_eq!(
+            probe_lines(&back, 1),
+            vec![
+                (String::new(), String::new()),
+                ("last probe · p50 / p99".to_string(), "µs".to_string()),
+                (
+                    "timer haltpoll idle ×3".to_string(),
+                    "30.0 / 31.0".to_string()
+                ),
+                ("context switch".to_string(), "2.5".to_string()),
+            ]
+        );
+        assert!(probe_lines(&back, 0).is_empty());
     }
 }

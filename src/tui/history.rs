@@ -127,7 +127,7 @@ impl History {
 mod tests {
     use super::*;
     use crate::model::interval::IdleRate;
-    use crate::model::snapshot::Stamp;
+    use crate::os::hw::Stamp;
 
     fn iv(bzy: Option<f64>, states: usize) -> Interval {
         let idle = (0..states)

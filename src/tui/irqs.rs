@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::model::interval::SourceRates;
+use crate::model::irq_rates::SourceRates;
 use crate::tui::fit::{put, put_str};
 use crate::tui::fmt::{self, left, right};
 use crate::tui::state::State;

@@ -29,9 +29,6 @@ pub mod state;
 pub mod summary;
 pub mod theme;
 
-pub use run::run;
-pub use state::State;
-
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -30,3 +30,12 @@ pub fn on_panic() {
         next(info);
     }));
 }
+
+/// Leaves raw mode and the alternate screen if the dashboard still holds
+/// them: the hook a forced exit runs ([`crate::os::stop::before_forced_exit`]);
+/// nothing is written when the terminal is not raw.
+pub fn leave_if_raw() {
+    if ratatui::crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
+        leave();
+    }
+}

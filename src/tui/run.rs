@@ -18,7 +18,8 @@ use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event};
 
 use crate::os::stop::Stop;
-use crate::pipeline::{Control, Msg, Sample};
+use crate::pipeline::control::Control;
+use crate::pipeline::{Msg, Sample};
 use crate::tui::keys;
 use crate::tui::selfcost::SelfCost;
 use crate::tui::state::{Effect, Origin, State};

@@ -8,7 +8,9 @@ use ratatui::layout::Size;
 
 use crate::model::interval::{CpuRates, Interval};
 use crate::model::machine::Machine;
-use crate::noise::{self, CpuVerdict, Finding, NoiseConfig, Severity, Traced, VerdictState};
+use crate::noise::config::NoiseConfig;
+use crate::noise::traced::Traced;
+use crate::noise::{self, CpuVerdict, Finding, Severity, VerdictState};
 use crate::pipeline::{Msg, Sample};
 use crate::sample::ladder::Status;
 use crate::tui::history::{HISTORY_LEN, History};
@@ -552,7 +554,7 @@ impl State {
 
     /// The tasks of the detail's who-ran table (the selected CPU's, traced
     /// or sampled), when the detail view is open.
-    pub fn who_ran(&self) -> Option<Vec<&crate::noise::TracedTask>> {
+    pub fn who_ran(&self) -> Option<Vec<&crate::noise::traced::TracedTask>> {
         if self.view != View::Detail {
             return None;
         }

@@ -70,7 +70,7 @@ fn capture(name: &str) -> Option<PathBuf> {
 /// are zero and its figures known where the tree has the files.
 fn real(tree: &Path) -> State {
     let hw = Captured {
-        stamp: crate::model::snapshot::Stamp {
+        stamp: crate::os::hw::Stamp {
             mono_ns: 1_000_000_000,
             wall_ns: 0,
         },
@@ -472,7 +472,10 @@ fn a_tree_of_one_instant_paints_its_overview_by_the_kernels_clock() {
 
 #[test]
 fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
-    use crate::noise::{Finding, Kind, Severity, Traced, TracedCpu, TracedTask};
+    use crate::noise::traced::Traced;
+    use crate::noise::traced::TracedCpu;
+    use crate::noise::traced::TracedTask;
+    use crate::noise::{Finding, Kind, Severity};
     let task = |comm: &str, pid: u32| TracedTask {
         comm: comm.into(),
         pid,
@@ -527,7 +530,10 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
 /// took its time, side by side.
 #[test]
 fn a_finding_on_a_watched_row_keeps_its_owner_beside_it() {
-    use crate::noise::{Finding, Kind, Severity, Traced, TracedCpu, TracedTask};
+    use crate::noise::traced::Traced;
+    use crate::noise::traced::TracedCpu;
+    use crate::noise::traced::TracedTask;
+    use crate::noise::{Finding, Kind, Severity};
     for width in [80, 160] {
         let mut s = vm();
         s.view = View::Cores;
@@ -573,7 +579,9 @@ fn a_finding_on_a_watched_row_keeps_its_owner_beside_it() {
 /// row stays blank, and a watched CPU keeps naming its owner instead.
 #[test]
 fn an_unwatched_row_names_its_longest_runner_above_five_percent() {
-    use crate::noise::{Traced, TracedCpu, TracedTask};
+    use crate::noise::traced::Traced;
+    use crate::noise::traced::TracedCpu;
+    use crate::noise::traced::TracedTask;
     let task = |comm: &str, pid: u32| TracedTask {
         comm: comm.into(),
         pid,

@@ -10,9 +10,12 @@ use std::sync::Arc;
 
 use noisetop::model::interval::{CpuRates, IdleRate, Interval, PkgRates, TimeSplit};
 use noisetop::model::machine::Machine;
-use noisetop::model::snapshot::Stamp;
 use noisetop::os::fs::{Fs, Roots};
-use noisetop::record::{OpenMode, RecordMeta, Recorder, RowTags};
+use noisetop::os::hw::Stamp;
+use noisetop::record::sidecar::RecordMeta;
+use noisetop::record::writer::OpenMode;
+use noisetop::record::writer::Recorder;
+use noisetop::record::writer::RowTags;
 use noisetop::testkit::synth::{self, Flavor, Spec};
 
 /// Reads the machine facts of a synthetic machine.

@@ -613,7 +613,7 @@ impl Accumulator {
                     format!(
                         "; CPU {} being probed ({})",
                         c.cpu,
-                        crate::probe::running::ran_text(ns)
+                        crate::noise::traced::probe_ran_text(ns)
                     )
                 })
             })
@@ -927,7 +927,7 @@ impl RunReport {
                 let _ = writeln!(
                     o,
                     "  {} (asked for, not noise): {}",
-                    crate::probe::running::LABEL,
+                    crate::noise::traced::PROBE_LABEL,
                     duration(ns)
                 );
             }
@@ -1131,7 +1131,7 @@ mod others_tests {
             let t = &mut s.trace.as_mut().unwrap().cpus[0];
             t.sampled = true;
             t.intruders.push(crate::noise::traced::Intruder {
-                task: crate::noise::TracedTask {
+                task: crate::noise::traced::TracedTask {
                     comm: "yes".into(),
                     pid: 8571,
                     tid: 8571,
@@ -1212,7 +1212,9 @@ mod tests_support {
 
     use super::RunFacts;
     use crate::model::interval::{CpuRates, Interval};
-    use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, VerdictState};
+    use crate::noise::traced::Traced;
+    use crate::noise::traced::TracedCpu;
+    use crate::noise::{CpuVerdict, Judgement, VerdictState};
     use crate::pipeline::Sample;
 
     /// One second of CPU 1, busy `busy_pct`, judged quiet.

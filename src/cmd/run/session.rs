@@ -14,11 +14,12 @@ use serde::Serialize;
 use super::report::{Accumulator, RunFacts, RunReport};
 use super::signals::Forwarder;
 use super::waits::{self, Waits};
+use crate::cmd::record_sink::RecordSink;
 use crate::os::live::LiveHw;
 use crate::os::stop::Stop;
+use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, Live};
-use crate::pipeline::{Control, Driver, Flow, Msg, Sink, Step};
-use crate::record::sink::RecordSink;
+use crate::pipeline::{Driver, Flow, Msg, Sink, Step};
 
 /// An instant on both clocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -8,8 +8,11 @@ use super::repetition::{Culprit, Repetition, RunVerdict};
 use crate::cmd::run::report::{Accumulator, RunFacts};
 use crate::cmd::run::session::Stamp;
 use crate::model::interval::{CpuRates, Interval, TimeSplit};
+use crate::noise::traced::Traced;
+use crate::noise::traced::TracedCpu;
+use crate::noise::traced::TracedTask;
 use crate::noise::traced::{Intruder, StolenBy};
-use crate::noise::{CpuVerdict, Judgement, Traced, TracedCpu, TracedTask, VerdictState};
+use crate::noise::{CpuVerdict, Judgement, VerdictState};
 use crate::pipeline::Sample;
 
 const MS: u64 = 1_000_000;

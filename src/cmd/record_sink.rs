@@ -1,15 +1,16 @@
-//! `--record` as a pipeline sink: every judged sample becomes one interval
+//! `--record` as a pipeline sink, opened and closed from the command line's options: every judged sample becomes one interval
 //! of rows, tagged with each CPU's verdict and finding ids.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::cli::RecordArgs;
 use crate::model::machine::Machine;
 use crate::noise::VerdictState;
 use crate::pipeline::{Sample, Sink};
-use crate::record::RecordArgs;
 use crate::record::sidecar::RecordMeta;
+use crate::record::sidecar::lost_ranges_text;
 use crate::record::writer::{OpenMode, RecordError, Recorder, RowTags};
 
 /// Intervals sampled but not written, over the process: one recording at
@@ -298,7 +299,7 @@ impl Drop for RecordSink {
         if let Err(e) = self.rec.save_lost() {
             eprintln!(
                 "noisetop: cannot list the lost intervals in {}: {e}",
-                crate::record::sidecar::path_for(self.rec.path()).display()
+                crate::os::fs::sidecar_path(self.rec.path()).display()
             );
         }
     }
@@ -333,24 +334,8 @@ pub fn finish(args: &RecordArgs) -> anyhow::Result<()> {
     anyhow::bail!(
         "recording to {} lost {n} intervals{ranges}: writes failed (a full disk?); {} lists them",
         path.display(),
-        crate::record::sidecar::path_for(path).display()
+        crate::os::fs::sidecar_path(path).display()
     )
-}
-
-/// ` (t_s 2.02–4.66, 9.1–9.3)`: the lost ranges, at most five.
-pub fn lost_ranges_text(lost: &[crate::record::sidecar::LostRange]) -> String {
-    if lost.is_empty() {
-        return String::new();
-    }
-    let mut parts: Vec<String> = lost
-        .iter()
-        .take(5)
-        .map(|r| format!("{:.2}–{:.2}", r.from_t_s, r.to_t_s))
-        .collect();
-    if lost.len() > 5 {
-        parts.push(format!("{} more", lost.len() - 5));
-    }
-    format!(" (t_s {})", parts.join(", "))
 }
 
 #[cfg(test)]
@@ -359,9 +344,10 @@ mod tags_tests {
     use super::tags;
     use crate::model::interval::{CpuRates, Interval};
     use crate::noise::traced::Intruder;
-    use crate::noise::{
-        Cause, CauseClass, CpuVerdict, Judgement, Traced, TracedCpu, TracedTask, VerdictState,
-    };
+    use crate::noise::traced::Traced;
+    use crate::noise::traced::TracedCpu;
+    use crate::noise::traced::TracedTask;
+    use crate::noise::{Cause, CauseClass, CpuVerdict, Judgement, VerdictState};
     use crate::pipeline::Sample;
 
     fn task(comm: &str, pid: u32, ms: f64) -> Intruder {
