@@ -6,7 +6,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use noisetop::check::{self, CheckFacts, RuleResult, Status};
+use noisetop::check::facts::CheckFacts;
+use noisetop::check::{self, RuleResult, Status};
 use noisetop::cmd::check::render_text;
 use noisetop::noise::config::CheckConfig;
 use noisetop::os::fs::{Fs, Roots};

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::base::cpulist;
-pub use facts::CheckFacts;
+use facts::CheckFacts;
 
 /// Version of the JSON shape; raised when a field changes meaning or goes
 /// (2: `title` says what was found, `goal` what the rule wants, and `doc`

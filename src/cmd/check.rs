@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use crate::base::cpulist::{self, CpuList, parse_cpus};
-use crate::check::{self, CheckFacts, CheckReport, RuleResult, Status};
+use crate::check::facts::CheckFacts;
+use crate::check::{self, CheckReport, RuleResult, Status};
 use crate::noise::config::CheckConfig;
 use crate::os::fs::{Fs, Roots};
 

@@ -33,7 +33,7 @@ use repetition::{Culprit, Repetition};
 /// `check`'s WARN and FAIL items for the command's CPUs.
 pub fn check_items(cpus: &[u32], cfg: &crate::noise::config::CheckConfig) -> Vec<CheckItem> {
     let mut fs = crate::os::fs::Fs::new(crate::os::fs::Roots::default());
-    let facts = crate::check::CheckFacts::read(&mut fs);
+    let facts = crate::check::facts::CheckFacts::read(&mut fs);
     crate::check::rules(&facts, cpus, cfg)
         .into_iter()
         .filter(|r| {
