@@ -438,6 +438,37 @@ pub struct SummaryArgs {
     pub quiet: bool,
 }
 
+// The recording's own choices, offered on the command line: the recorder
+// stays free of the parser, so their names and help live here.
+impl clap::ValueEnum for crate::record::plot::Scale {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Self::Auto, Self::Fixed]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            Self::Auto => PossibleValue::new("auto").help("From this file's lowest to highest figure"),
+            Self::Fixed => PossibleValue::new("fixed").help(
+                "The same for every file, so plots compare by colour: 0–6000 MHz, 1–100 000 interrupts/s",
+            ),
+        })
+    }
+}
+
+impl clap::ValueEnum for crate::record::report::Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Self::Table, Self::Md, Self::Json]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            Self::Table => PossibleValue::new("table").help("Aligned text"),
+            Self::Md => PossibleValue::new("md").help("Markdown"),
+            Self::Json => PossibleValue::new("json").help("JSON"),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,36 +543,5 @@ mod tests {
         assert!(
             Cli::try_parse_from(["noisetop", "run", "--cpus", "1", "--", "sleep", "3"]).is_ok()
         );
-    }
-}
-
-// The recording's own choices, offered on the command line: the recorder
-// stays free of the parser, so their names and help live here.
-impl clap::ValueEnum for crate::record::plot::Scale {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[Self::Auto, Self::Fixed]
-    }
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        use clap::builder::PossibleValue;
-        Some(match self {
-            Self::Auto => PossibleValue::new("auto").help("From this file's lowest to highest figure"),
-            Self::Fixed => PossibleValue::new("fixed").help(
-                "The same for every file, so plots compare by colour: 0–6000 MHz, 1–100 000 interrupts/s",
-            ),
-        })
-    }
-}
-
-impl clap::ValueEnum for crate::record::report::Format {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[Self::Table, Self::Md, Self::Json]
-    }
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        use clap::builder::PossibleValue;
-        Some(match self {
-            Self::Table => PossibleValue::new("table").help("Aligned text"),
-            Self::Md => PossibleValue::new("md").help("Markdown"),
-            Self::Json => PossibleValue::new("json").help("JSON"),
-        })
     }
 }
