@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use noisetop::record::compare::Comparison;
-use noisetop::record::report::Report;
+use noisetop::record::diff::Comparison;
+use noisetop::record::digest::Report;
 use noisetop::testkit::synth::Flavor;
 
 #[path = "../tests/common/recordings.rs"]

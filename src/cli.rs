@@ -455,7 +455,7 @@ impl clap::ValueEnum for crate::record::plot::Scale {
     }
 }
 
-impl clap::ValueEnum for crate::record::report::Format {
+impl clap::ValueEnum for crate::record::digest::Format {
     fn value_variants<'a>() -> &'a [Self] {
         &[Self::Table, Self::Md, Self::Json]
     }

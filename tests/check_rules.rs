@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use noisetop::check::facts::CheckFacts;
-use noisetop::check::{self, RuleResult, Status};
+use noisetop::check::{self, Outcome, RuleResult};
 use noisetop::cmd::check::render_text;
 use noisetop::noise::config::CheckConfig;
 use noisetop::os::fs::{Fs, Roots};
@@ -148,7 +148,7 @@ fn quiet() -> Tree {
 }
 
 #[track_caller]
-fn assert_rule(r: &RuleResult, status: Status, evidence: &[&str], fix: &[&str]) {
+fn assert_rule(r: &RuleResult, status: Outcome, evidence: &[&str], fix: &[&str]) {
     assert_eq!(r.status, status, "{r:#?}");
     assert_eq!(r.evidence, evidence, "{r:#?}");
     assert_eq!(r.fix, fix, "{r:#?}");
@@ -157,7 +157,7 @@ fn assert_rule(r: &RuleResult, status: Status, evidence: &[&str], fix: &[&str]) 
 
 #[track_caller]
 fn assert_unknown(r: &RuleResult, reason: &str) {
-    assert_eq!(r.status, Status::Unknown, "{r:#?}");
+    assert_eq!(r.status, Outcome::Unknown, "{r:#?}");
     assert_eq!(r.reason.as_deref(), Some(reason), "{r:#?}");
     assert!(r.fix.is_empty(), "{r:#?}");
 }
@@ -168,7 +168,7 @@ fn quiet_machine_passes_every_rule() {
     let r = judge(t.0.path(), Some(&[2, 3]));
     let text = render_text(&r);
     for rule in &r {
-        assert_eq!(rule.status, Status::Ok, "{text}");
+        assert_eq!(rule.status, Outcome::Ok, "{text}");
     }
     assert_eq!(check::exit_code(&r), 0);
     assert!(
@@ -182,7 +182,7 @@ fn governor() {
     let t = quiet();
     assert_rule(
         &t.bench("governor"),
-        Status::Ok,
+        Outcome::Ok,
         &["/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor = performance on CPUs 2-3"],
         &[],
     );
@@ -192,7 +192,7 @@ fn governor() {
     );
     assert_rule(
         &t.bench("governor"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor = performance on CPU 3",
             "/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor = powersave on CPU 2",
@@ -212,7 +212,7 @@ fn turbo() {
     let t = quiet();
     assert_rule(
         &t.bench("turbo-on"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/sys/devices/system/cpu/intel_pstate/no_turbo = 1",
             "/sys/devices/system/cpu/intel_pstate/status = active",
@@ -222,7 +222,7 @@ fn turbo() {
     t.put(&format!("{CPU}/intel_pstate/no_turbo"), "0\n");
     assert_rule(
         &t.bench("turbo-on"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/devices/system/cpu/intel_pstate/no_turbo = 0",
             "/sys/devices/system/cpu/intel_pstate/status = active",
@@ -234,14 +234,14 @@ fn turbo() {
     t.put(&format!("{CPU}/cpufreq/boost"), "1\n");
     assert_rule(
         &t.bench("turbo-on"),
-        Status::Warn,
+        Outcome::Warn,
         &["/sys/devices/system/cpu/cpufreq/boost = 1"],
         &["echo 0 > /sys/devices/system/cpu/cpufreq/boost"],
     );
     t.put(&format!("{CPU}/cpufreq/boost"), "0\n");
     assert_rule(
         &t.bench("turbo-on"),
-        Status::Ok,
+        Outcome::Ok,
         &["/sys/devices/system/cpu/cpufreq/boost = 0"],
         &[],
     );
@@ -253,7 +253,7 @@ fn turbo() {
     t.put(&format!("{CPU}/cpu0/cpufreq/boost"), "1\n");
     assert_rule(
         &t.bench("turbo-on"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/devices/system/cpu/cpuN/cpufreq/boost = 0 on CPU 3",
             "/sys/devices/system/cpu/cpuN/cpufreq/boost = 1 on CPU 2",
@@ -280,7 +280,7 @@ fn epp() {
     let t = quiet();
     assert_rule(
         &t.bench("epp"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/sys/devices/system/cpu/cpuN/cpufreq/energy_performance_preference = performance on CPUs 2-3",
         ],
@@ -294,7 +294,7 @@ fn epp() {
     }
     assert_rule(
         &t.bench("epp"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/devices/system/cpu/cpuN/cpufreq/energy_performance_preference = balance_power on CPUs 2-3",
         ],
@@ -323,7 +323,7 @@ fn freq_range() {
     let t = quiet();
     assert_rule(
         &t.bench("freq-range"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/sys/devices/system/cpu/cpuN/cpufreq/scaling_min_freq = 3000000, scaling_max_freq = 3000000 (kHz) on CPUs 2-3",
         ],
@@ -333,7 +333,7 @@ fn freq_range() {
     t.put(&format!("{CPU}/cpu3/cpufreq/scaling_max_freq"), "4000000\n");
     assert_rule(
         &t.bench("freq-range"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/devices/system/cpu/cpuN/cpufreq/scaling_min_freq = 800000, scaling_max_freq = 4000000 (kHz) on CPU 3",
             "/sys/devices/system/cpu/cpuN/cpufreq/scaling_min_freq = 3000000, scaling_max_freq = 3000000 (kHz) on CPU 2",
@@ -357,12 +357,12 @@ fn isolcpus() {
         "/sys/devices/system/cpu/isolated = 2-3",
         "/proc/cmdline has isolcpus=2-3",
     ];
-    assert_rule(&t.bench("isolcpus"), Status::Ok, &ok, &[]);
+    assert_rule(&t.bench("isolcpus"), Outcome::Ok, &ok, &[]);
     // with every CPU as benchmark CPU: is any set apart?
-    assert_rule(&t.rule(None, "isolcpus"), Status::Ok, &ok, &[]);
+    assert_rule(&t.rule(None, "isolcpus"), Outcome::Ok, &ok, &[]);
     assert_rule(
         &t.rule(Some(&[1, 2]), "isolcpus"),
-        Status::Warn,
+        Outcome::Warn,
         &[ok[0], ok[1], "not in the set: CPU 1"],
         &[&grubby(
             "isolcpus=domain,managed_irq,1-3 nohz_full=1-3 rcu_nocbs=1-3",
@@ -372,7 +372,7 @@ fn isolcpus() {
     t.put("proc/cmdline", "ro quiet\n");
     assert_rule(
         &t.rule(None, "isolcpus"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/devices/system/cpu/isolated = (empty)",
             "/proc/cmdline has no isolcpus=",
@@ -392,11 +392,11 @@ fn nohz_full() {
         "/sys/devices/system/cpu/nohz_full = 2-3",
         "/proc/cmdline has nohz_full=2-3",
     ];
-    assert_rule(&t.bench("nohz-full"), Status::Ok, &ok, &[]);
-    assert_rule(&t.rule(Some(&[3]), "nohz-full"), Status::Ok, &ok, &[]);
+    assert_rule(&t.bench("nohz-full"), Outcome::Ok, &ok, &[]);
+    assert_rule(&t.rule(Some(&[3]), "nohz-full"), Outcome::Ok, &ok, &[]);
     assert_rule(
         &t.rule(Some(&[0, 3]), "nohz-full"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             ok[0],
             ok[1],
@@ -408,7 +408,7 @@ fn nohz_full() {
     );
     assert_rule(
         &t.rule(Some(&[0, 1]), "nohz-full"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             ok[0],
             ok[1],
@@ -434,7 +434,7 @@ fn rcu_nocbs() {
     let t = quiet();
     assert_rule(
         &t.bench("rcu-nocbs"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/proc/cmdline has rcu_nocbs=2-3",
             "/sys/devices/system/cpu/nohz_full = 2-3 (offloaded too)",
@@ -445,7 +445,7 @@ fn rcu_nocbs() {
     t.put("proc/cmdline", "ro nohz_full=2-3\n");
     assert_rule(
         &t.bench("rcu-nocbs"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/proc/cmdline has no rcu_nocbs=",
             "/sys/devices/system/cpu/nohz_full = 2-3 (offloaded too)",
@@ -455,7 +455,7 @@ fn rcu_nocbs() {
     t.put(&format!("{CPU}/nohz_full"), " (null)\n");
     assert_rule(
         &t.bench("rcu-nocbs"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/proc/cmdline has no rcu_nocbs=",
             "not in the set: CPUs 2-3",
@@ -482,7 +482,7 @@ fn smt_siblings() {
     ];
     assert_rule(
         &t.bench("smt-siblings"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             ok[0],
             ok[1],
@@ -505,7 +505,7 @@ fn smt_siblings() {
     ];
     assert_rule(
         &t.rule(Some(&[2]), "smt-siblings"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             on[0],
             on[1],
@@ -518,7 +518,7 @@ fn smt_siblings() {
     );
     assert_rule(
         &t.rule(None, "smt-siblings"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             on[0],
             on[1],
@@ -530,7 +530,7 @@ fn smt_siblings() {
     t.put(&format!("{CPU}/online"), "1-3\n");
     assert_rule(
         &t.rule(Some(&[2]), "smt-siblings"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             on[0],
             on[1],
@@ -566,7 +566,7 @@ fn irq_affinity() {
     let default = "/proc/irq/default_smp_affinity = 3 (CPUs 0-1)";
     assert_rule(
         &t.bench("irq-affinity"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             default,
             "none of 2 IRQs may run on CPUs 2-3 (/proc/irq/N/smp_affinity_list)",
@@ -575,7 +575,7 @@ fn irq_affinity() {
     );
     assert_rule(
         &t.rule(None, "irq-affinity"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             default,
             "CPUs 2-3 receive no device IRQ (2 IRQs read from /proc/irq/N/smp_affinity_list)",
@@ -584,7 +584,7 @@ fn irq_affinity() {
     );
     assert_rule(
         &t.rule(Some(&[1, 2]), "irq-affinity"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             default,
             "IRQ 24 nvme0q1: /proc/irq/24/smp_affinity_list = 0-1",
@@ -599,7 +599,7 @@ fn irq_affinity() {
     t.put("proc/irq/default_smp_affinity", "f\n");
     assert_rule(
         &t.bench("irq-affinity"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/proc/irq/default_smp_affinity = f (CPUs 0-3)",
             "IRQ 25 eth0-TxRx-0: /proc/irq/25/smp_affinity_list = 0-3",
@@ -612,7 +612,7 @@ fn irq_affinity() {
     // every CPU may get an IRQ: set CPUs 1-3 apart, keep CPU 0
     assert_rule(
         &t.rule(None, "irq-affinity"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/proc/irq/default_smp_affinity = f (CPUs 0-3)",
             "every online CPU may receive device IRQs (2 IRQs read from /proc/irq/N/smp_affinity_list)",
@@ -631,14 +631,14 @@ fn irqbalance() {
     let t = quiet();
     assert_rule(
         &t.bench("irqbalance"),
-        Status::Ok,
+        Outcome::Ok,
         &["no process named irqbalance among 2 (/proc/PID/comm)"],
         &[],
     );
     t.put("proc/812/comm", "irqbalance\n");
     assert_rule(
         &t.bench("irqbalance"),
-        Status::Warn,
+        Outcome::Warn,
         &["irqbalance runs as pid 812 (/proc/812/comm)"],
         &["systemctl stop irqbalance"],
     );
@@ -656,7 +656,7 @@ fn deep_cstates() {
     let t = quiet();
     assert_rule(
         &t.bench("deep-cstates"),
-        Status::Ok,
+        Outcome::Ok,
         &["deepest enabled state C1: exit latency 2 µs on CPUs 2-3 (below 100 µs)"],
         &[],
     );
@@ -665,7 +665,7 @@ fn deep_cstates() {
     }
     assert_rule(
         &t.bench("deep-cstates"),
-        Status::Warn,
+        Outcome::Warn,
         &["C6: exit latency 133 µs, enabled on CPUs 2-3 (cpuN/cpuidle/state2)"],
         &["for c in 2 3; do echo 1 > /sys/devices/system/cpu/cpu$c/cpuidle/state2/disable; done"],
     );
@@ -673,7 +673,7 @@ fn deep_cstates() {
     t.put_bytes("dev/cpu_dma_latency", &20i32.to_ne_bytes());
     assert_rule(
         &t.bench("deep-cstates"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "C6: exit latency 133 µs, enabled on CPUs 2-3 (cpuN/cpuidle/state2) but skipped: \
              /dev/cpu_dma_latency holds 20 µs",
@@ -695,14 +695,14 @@ fn cstate_limits() {
     let driver = "/sys/devices/system/cpu/cpuidle/current_driver = intel_idle";
     assert_rule(
         &t.bench("cstate-limits"),
-        Status::Ok,
+        Outcome::Ok,
         &["/proc/cmdline has intel_idle.max_cstate=1", driver],
         &[],
     );
     t.put("proc/cmdline", "ro quiet\n");
     assert_rule(
         &t.bench("cstate-limits"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/proc/cmdline has none of intel_idle.max_cstate=, processor.max_cstate=, idle=, \
              cpuidle.off=",
@@ -714,7 +714,7 @@ fn cstate_limits() {
     t.put("proc/cmdline", "ro processor.max_cstate=1 idle=poll\n");
     assert_rule(
         &t.bench("cstate-limits"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/proc/cmdline has processor.max_cstate=1",
             "/proc/cmdline has idle=poll",
@@ -732,7 +732,7 @@ fn cstate_limits() {
     );
     assert_rule(
         &t.bench("cstate-limits"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/proc/cmdline has processor.max_cstate=1",
             "/proc/cmdline has idle=poll",
@@ -750,14 +750,14 @@ fn cpu_dma_latency() {
     let t = quiet();
     assert_rule(
         &t.bench("cpu-dma-latency"),
-        Status::Ok,
+        Outcome::Ok,
         &["/dev/cpu_dma_latency = 2000000000 µs (the kernel default: no limit held)"],
         &[],
     );
     t.put_bytes("dev/cpu_dma_latency", &0i32.to_ne_bytes());
     assert_rule(
         &t.bench("cpu-dma-latency"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/dev/cpu_dma_latency = 0 µs: idle states with a longer exit latency are skipped on \
              every CPU while the holder keeps the device open",
@@ -779,14 +779,14 @@ fn perf_sample_rate() {
     let rate = "proc/sys/kernel/perf_event_max_sample_rate";
     assert_rule(
         &t.bench("perf-sample-rate"),
-        Status::Ok,
+        Outcome::Ok,
         &["/proc/sys/kernel/perf_event_max_sample_rate = 1"],
         &[],
     );
     t.put(rate, "100000\n");
     assert_rule(
         &t.bench("perf-sample-rate"),
-        Status::Warn,
+        Outcome::Warn,
         &["/proc/sys/kernel/perf_event_max_sample_rate = 100000"],
         &["sysctl -w kernel.perf_event_max_sample_rate=1"],
     );
@@ -795,7 +795,7 @@ fn perf_sample_rate() {
         ..CheckConfig::default()
     };
     let r = judge_with(t.0.path(), Some(&[2, 3]), &cfg);
-    assert_eq!(find(&r, "perf-sample-rate").status, Status::Ok);
+    assert_eq!(find(&r, "perf-sample-rate").status, Outcome::Ok);
     t.put(rate, "lots\n");
     assert_unknown(
         &t.bench("perf-sample-rate"),
@@ -818,11 +818,11 @@ fn aslr_nmi_watchdog_timer_migration() {
         ("timer-migration", "timer_migration", "1"),
     ] {
         let file = format!("proc/sys/kernel/{name}");
-        assert_rule(&t.bench(id), Status::Ok, &[&format!("/{file} = 0")], &[]);
+        assert_rule(&t.bench(id), Outcome::Ok, &[&format!("/{file} = 0")], &[]);
         t.put(&file, &format!("{on}\n"));
         assert_rule(
             &t.bench(id),
-            Status::Warn,
+            Outcome::Warn,
             &[&format!("/{file} = {on}")],
             &[&format!("sysctl -w kernel.{name}=0")],
         );
@@ -837,7 +837,7 @@ fn thp() {
     let dir = "sys/kernel/mm/transparent_hugepage";
     assert_rule(
         &t.bench("thp"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/sys/kernel/mm/transparent_hugepage/enabled = [never]",
             "/sys/kernel/mm/transparent_hugepage/defrag = [madvise]",
@@ -851,7 +851,7 @@ fn thp() {
     );
     assert_rule(
         &t.bench("thp"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/kernel/mm/transparent_hugepage/enabled = [always]",
             "/sys/kernel/mm/transparent_hugepage/defrag = [always]",
@@ -864,7 +864,7 @@ fn thp() {
     t.rm(&format!("{dir}/defrag"));
     assert_rule(
         &t.bench("thp"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/sys/kernel/mm/transparent_hugepage/enabled = [always]",
             "no /sys/kernel/mm/transparent_hugepage/defrag",
@@ -884,7 +884,7 @@ fn on_battery() {
     let bat = "/sys/class/power_supply/BAT0: type = Battery";
     assert_rule(
         &t.bench("on-battery"),
-        Status::Ok,
+        Outcome::Ok,
         &["/sys/class/power_supply/AC: type = Mains, online = 1", bat],
         &[],
     );
@@ -892,7 +892,7 @@ fn on_battery() {
     let r = judge(t.0.path(), Some(&[2, 3]));
     assert_rule(
         find(&r, "on-battery"),
-        Status::Fail,
+        Outcome::Fail,
         &["/sys/class/power_supply/AC: type = Mains, online = 0", bat],
         &[],
     );
@@ -906,7 +906,7 @@ fn on_battery() {
         "sys/class/power_supply/ucsi-source-psy-USBC000:001/online",
         "1\n",
     );
-    assert_eq!(t.bench("on-battery").status, Status::Ok);
+    assert_eq!(t.bench("on-battery").status, Outcome::Ok);
     t.rm("sys/class/power_supply/AC");
     t.rm("sys/class/power_supply/ucsi-source-psy-USBC000:001");
     assert_unknown(
@@ -919,14 +919,14 @@ fn on_battery() {
     t.put("sys/class/power_supply/hidpp_battery_0/scope", "Device\n");
     assert_rule(
         &t.bench("on-battery"),
-        Status::Ok,
+        Outcome::Ok,
         &["/sys/class/power_supply/hidpp_battery_0: type = Battery"],
         &[],
     );
     t.rm("sys/class/power_supply/hidpp_battery_0");
     assert_rule(
         &t.bench("on-battery"),
-        Status::Ok,
+        Outcome::Ok,
         &["/sys/class/power_supply is empty (no battery: desktop, server or VM)"],
         &[],
     );
@@ -939,7 +939,7 @@ fn vm() {
     let t = quiet();
     assert_rule(
         &t.bench("vm"),
-        Status::Ok,
+        Outcome::Ok,
         &[
             "/proc/cpuinfo flags lack hypervisor",
             "/sys/class/dmi/id: Dell Inc. / PowerEdge R740",
@@ -953,7 +953,7 @@ fn vm() {
     );
     assert_rule(
         &t.bench("vm"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/proc/cpuinfo flags lack hypervisor",
             "hypervisor QEMU (/sys/hypervisor/type or /sys/class/dmi/id)",
@@ -969,7 +969,7 @@ fn vm() {
     );
     assert_rule(
         &t.bench("vm"),
-        Status::Warn,
+        Outcome::Warn,
         &[
             "/proc/cpuinfo flags include hypervisor",
             "steal time expected: watch the steal column",
@@ -1042,7 +1042,7 @@ fn live_machine() {
     assert_eq!(ids, check::RULE_IDS);
     for rule in &r {
         assert_eq!(
-            rule.status == Status::Unknown,
+            rule.status == Outcome::Unknown,
             rule.reason.is_some(),
             "{rule:?}"
         );
@@ -1050,14 +1050,14 @@ fn live_machine() {
     if !Path::new("/sys/devices/system/cpu/cpu0/cpufreq").exists() {
         for id in ["governor", "epp", "freq-range"] {
             let g = find(&r, id);
-            assert_eq!(g.status, Status::Unknown, "{g:?}");
+            assert_eq!(g.status, Outcome::Unknown, "{g:?}");
             assert_eq!(
                 g.reason.as_deref(),
                 Some("no cpufreq driver: /sys/devices/system/cpu/cpu0/cpufreq is absent")
             );
         }
         let t = find(&r, "turbo-on");
-        if t.status == Status::Unknown {
+        if t.status == Outcome::Unknown {
             assert_eq!(
                 t.reason.as_deref(),
                 Some(
@@ -1180,7 +1180,7 @@ fn every_capture_is_judged() {
         assert_eq!(r.len(), check::RULE_IDS.len());
         for rule in &r {
             assert_eq!(
-                rule.status == Status::Unknown,
+                rule.status == Outcome::Unknown,
                 rule.reason.is_some(),
                 "{rule:?}"
             );
@@ -1246,8 +1246,8 @@ fn live_machine_one_cpu() {
     let r = check::rules(&facts, &[last], &CheckConfig::default());
     println!("{}", render_text(&r));
     let irq = find(&r, "irq-affinity");
-    assert_ne!(irq.status, Status::Unknown, "{irq:#?}");
-    if irq.status == Status::Warn {
+    assert_ne!(irq.status, Outcome::Unknown, "{irq:#?}");
+    if irq.status == Outcome::Warn {
         let others = noisetop::base::cpulist::format(&online[..online.len() - 1]);
         assert!(
             irq.fix
@@ -1283,7 +1283,7 @@ fn isolation_advice_is_one_and_fits_the_boot_loader() {
     );
     for id in ["isolcpus", "nohz-full", "rcu-nocbs"] {
         let r = t.bench(id);
-        assert_eq!(r.status, Status::Warn, "{r:#?}");
+        assert_eq!(r.status, Outcome::Warn, "{r:#?}");
         assert_eq!(r.fix, std::slice::from_ref(&want), "{id}");
     }
     let mut fs = Fs::new(Roots::under(t.0.path()));

@@ -8,8 +8,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::recordings;
-use noisetop::record::compare::Comparison;
-use noisetop::record::report::Format;
+use noisetop::record::diff::Comparison;
+use noisetop::record::digest::Format;
 use noisetop::record::sidecar::RecordMeta;
 use noisetop::record::writer::OpenMode;
 use noisetop::record::writer::Recorder;

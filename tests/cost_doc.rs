@@ -57,8 +57,8 @@ fn value_of(constant: &str) -> u64 {
         "`MAX_DEPTH`, `src/os/bpf/layout.rs`" => MAX_DEPTH as u64,
         "`NHIST`, `src/os/bpf/layout.rs`" => NHIST as u64,
         "`CPU_AREA_SIZE`, `src/os/bpf/layout.rs`" => CPU_AREA_SIZE as u64,
-        "`TASKS_KEPT`, `src/cmd/run/report.rs`" => noisetop::cmd::run::report::TASKS_KEPT as u64,
-        "`CAUSES_KEPT`, `src/cmd/run/report.rs`" => count("src/cmd/run/report.rs", "CAUSES_KEPT"),
+        "`TASKS_KEPT`, `src/cmd/run/seen.rs`" => noisetop::cmd::run::seen::TASKS_KEPT as u64,
+        "`CAUSES_KEPT`, `src/cmd/run/seen.rs`" => count("src/cmd/run/seen.rs", "CAUSES_KEPT"),
         "`MAX_CGROUPS`, `src/os/cgroups.rs`" => count("src/os/cgroups.rs", "MAX_CGROUPS"),
         "`KEEP_THREADS`, `src/pipeline/in_kernel.rs`" => {
             count("src/pipeline/in_kernel.rs", "KEEP_THREADS")
@@ -99,11 +99,11 @@ fn every_cap_in_the_cost_table_is_the_codes() {
 #[test]
 fn the_figures_the_cost_page_repeats_are_the_codes() {
     let page = docs::flat(&docs::read("docs/cost.md"));
-    let kept = noisetop::cmd::run::report::TASKS_KEPT as u64;
+    let kept = noisetop::cmd::run::seen::TASKS_KEPT as u64;
     let cgroups: u64 = source_const("src/os/cgroups.rs", "MAX_CGROUPS")
         .parse()
         .unwrap();
-    let causes: u64 = source_const("src/cmd/run/report.rs", "CAUSES_KEPT")
+    let causes: u64 = source_const("src/cmd/run/seen.rs", "CAUSES_KEPT")
         .parse()
         .unwrap();
     let rescan = source_const("src/os/cgroups.rs", "RESCAN");

@@ -130,7 +130,7 @@ fn the_probe_page_is_the_code() {
     let page = std::fs::read_to_string(root.join("docs/probe.md")).unwrap();
     assert!(page.starts_with("# noisetop probe\n"), "the probe page");
     let sec = page.as_str();
-    let header = noisetop::probe::report::CSV_COLUMNS.join(",");
+    let header = noisetop::probe::sinks::CSV_COLUMNS.join(",");
     assert!(sec.contains(&format!("```\n{header}\n```")), "CSV header");
     let fx = root.join("tests/fixtures/probe");
     let (_, out, _) = noisetop(&[
@@ -185,7 +185,7 @@ fn the_probe_fixtures_rows_are_their_histograms() {
     use noisetop::probe::stats::{from_buckets, percentiles, to_buckets};
     let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe");
     for name in ["a.csv", "b.csv"] {
-        let rep = noisetop::probe::report::read_recording(&fx.join(name))
+        let rep = noisetop::probe::sinks::read_recording(&fx.join(name))
             .unwrap()
             .unwrap();
         for r in &rep.rows {

@@ -13,9 +13,9 @@ use noisetop::cmd::record_sink as sink;
 use noisetop::model::interval::Interval;
 use noisetop::pipeline::{Step, replay};
 use noisetop::record::columns::{self, Kind, Schema};
-use noisetop::record::compare::Comparison;
+use noisetop::record::diff::Comparison;
+use noisetop::record::digest::{Format, Report};
 use noisetop::record::reader::Recording;
-use noisetop::record::report::{Format, Report};
 use noisetop::record::sidecar::RecordMeta;
 use noisetop::record::writer::OpenMode;
 use noisetop::record::writer::RecordError;
@@ -804,7 +804,7 @@ fn the_summary_on_quit_shows_the_machine_and_the_noisiest_cpus() {
         &recordings::server_hour,
         &recordings::server_hour_findings,
     );
-    let s = noisetop::record::report::summary(&csv);
+    let s = noisetop::record::digest::summary(&csv);
     assert!(s.contains("48 quieter CPUs not shown"), "{s}");
     let freq: Vec<&str> = s
         .split("Frequency and load")
@@ -818,7 +818,7 @@ fn the_summary_on_quit_shows_the_machine_and_the_noisiest_cpus() {
     // the machine, then CPU 2 (interrupt findings) and the busiest by interrupts
     assert_eq!(freq.len(), 17, "{freq:?}");
     assert_eq!(&freq[..4], ["all", "0", "1", "2"]);
-    let e = noisetop::record::report::summary(&dir.path().join("none.csv"));
+    let e = noisetop::record::digest::summary(&dir.path().join("none.csv"));
     assert!(e.starts_with("cannot summarise the recording: "), "{e}");
 }
 

@@ -2,7 +2,7 @@
 //! benchmark CPUs, from cpufreq.
 
 use super::{
-    CheckFacts, RuleResult, Scope, Status, by_value, cpus_phrase, facts::shown, sysfs_loop,
+    CheckFacts, Outcome, RuleResult, Scope, by_value, cpus_phrase, facts::shown, sysfs_loop,
 };
 use crate::base::cpulist;
 use crate::collect::cpufreq::CpuFreqInfo;
@@ -59,9 +59,9 @@ pub(super) fn governor(f: &CheckFacts, s: &Scope) -> RuleResult {
         .flat_map(|(_, cpus)| cpus.iter().copied())
         .collect();
     let status = if slow.is_empty() {
-        Status::Ok
+        Outcome::Ok
     } else {
-        Status::Warn
+        Outcome::Warn
     };
     let mut r = RuleResult::new(ID, TITLE, status);
     for (g, cpus) in &groups {
@@ -87,7 +87,7 @@ pub(super) fn turbo(f: &CheckFacts, s: &Scope) -> RuleResult {
     const ID: &str = "turbo-on";
     const TITLE: &str = "Turbo/boost is off";
     let b = &f.machine.boost;
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     let mut seen = false;
     let mut on = false;
     if let Some(off) = b.intel_no_turbo {
@@ -151,7 +151,7 @@ pub(super) fn turbo(f: &CheckFacts, s: &Scope) -> RuleResult {
         return r.unknown_because(why);
     }
     if on {
-        r.status = Status::Warn;
+        r.status = Outcome::Warn;
     }
     r
 }
@@ -182,7 +182,7 @@ pub(super) fn epp(f: &CheckFacts, s: &Scope) -> RuleResult {
         );
     }
     let groups = by_value(with);
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     for (v, cpus) in &groups {
         r = r.evidence(format!(
             "/sys/devices/system/cpu/cpuN/cpufreq/energy_performance_preference = {v} on {}",
@@ -197,7 +197,7 @@ pub(super) fn epp(f: &CheckFacts, s: &Scope) -> RuleResult {
         .collect();
     if !other.is_empty() {
         other.sort_unstable();
-        r.status = Status::Warn;
+        r.status = Outcome::Warn;
         r = r.fix(sysfs_loop(
             &other,
             "performance",
@@ -226,7 +226,7 @@ pub(super) fn freq_range(f: &CheckFacts, s: &Scope) -> RuleResult {
         );
     }
     let groups = by_value(with);
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     for ((lo, hi), cpus) in &groups {
         r = r.evidence(format!(
             "/sys/devices/system/cpu/cpuN/cpufreq/scaling_min_freq = {lo}, scaling_max_freq = {hi} (kHz) on {}",
@@ -241,7 +241,7 @@ pub(super) fn freq_range(f: &CheckFacts, s: &Scope) -> RuleResult {
         .collect();
     if !loose.is_empty() {
         loose.sort_unstable();
-        r.status = Status::Warn;
+        r.status = Outcome::Warn;
         // The base frequency holds without turbo; acpi-cpufreq's
         // cpuinfo_max_freq is the base too (boost lies above it).
         let target = have

@@ -4,7 +4,7 @@
 
 use super::facts::DMA_LATENCY_DEFAULT_US;
 use super::{
-    CheckConfig, CheckFacts, RuleResult, Scope, Status, by_value, cpus_phrase, sysfs_loop,
+    CheckConfig, CheckFacts, Outcome, RuleResult, Scope, by_value, cpus_phrase, sysfs_loop,
 };
 use crate::collect::facts::cmdline_param;
 
@@ -72,7 +72,7 @@ pub(super) fn deep_cstates(f: &CheckFacts, s: &Scope, cfg: &CheckConfig) -> Rule
             }
         }
     }
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     let deep = by_value(deep);
     for ((idx, name, lat), cpus) in &deep {
         r = r.evidence(format!(
@@ -98,7 +98,7 @@ pub(super) fn deep_cstates(f: &CheckFacts, s: &Scope, cfg: &CheckConfig) -> Rule
         }
         return r;
     }
-    r.status = Status::Warn;
+    r.status = Outcome::Warn;
     for ((idx, _, _), cpus) in &deep {
         r = r.fix(sysfs_loop(
             cpus,
@@ -116,7 +116,7 @@ pub(super) fn cstate_limits(f: &CheckFacts, s: &Scope) -> RuleResult {
         Ok(c) => c,
         Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
     };
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     let found: Vec<(&str, &str)> = LIMITS
         .iter()
         .filter_map(|&p| Some((p, cmdline_param(cmdline, p)?)))
@@ -152,7 +152,7 @@ pub(super) fn cstate_limits(f: &CheckFacts, s: &Scope) -> RuleResult {
             })
             .collect();
         if !busy_siblings.is_empty() {
-            r.status = Status::Warn;
+            r.status = Outcome::Warn;
             r = r
                 .evidence(format!(
                     "idle=poll with online SMT siblings of {}",
@@ -169,10 +169,10 @@ pub(super) fn cpu_dma_latency(f: &CheckFacts) -> RuleResult {
     const TITLE: &str = "No process holds a CPU latency limit (/dev/cpu_dma_latency)";
     match f.dma_latency {
         Err(ref why) => RuleResult::unknown(ID, TITLE, why.clone()),
-        Ok(v) if v >= DMA_LATENCY_DEFAULT_US => RuleResult::new(ID, TITLE, Status::Ok).evidence(
+        Ok(v) if v >= DMA_LATENCY_DEFAULT_US => RuleResult::new(ID, TITLE, Outcome::Ok).evidence(
             format!("/dev/cpu_dma_latency = {v} µs (the kernel default: no limit held)"),
         ),
-        Ok(v) => RuleResult::new(ID, TITLE, Status::Warn)
+        Ok(v) => RuleResult::new(ID, TITLE, Outcome::Warn)
             .evidence(format!(
                 "/dev/cpu_dma_latency = {v} µs: idle states with a longer exit latency are \
                  skipped on every CPU while the holder keeps the device open"

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{CheckFacts, RuleResult, Scope, Status, cpus_phrase};
+use super::{CheckFacts, Outcome, RuleResult, Scope, cpus_phrase};
 use crate::base::cpulist;
 
 /// Formats CPUs as the kernel's hex mask: 32-bit words, most significant
@@ -64,7 +64,7 @@ pub(super) fn irq_affinity(f: &CheckFacts, s: &Scope) -> RuleResult {
             .unwrap_or_else(|| "no /proc/irq/N/smp_affinity_list".into());
         return RuleResult::unknown(ID, TITLE, why);
     }
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     if let Ok(d) = &f.default_affinity {
         r = r.evidence(format!(
             "/proc/irq/default_smp_affinity = {} ({})",
@@ -99,7 +99,7 @@ pub(super) fn irq_affinity(f: &CheckFacts, s: &Scope) -> RuleResult {
                 readable.len()
             ));
         }
-        r.status = Status::Warn;
+        r.status = Outcome::Warn;
         r = r.evidence(format!(
             "every online CPU may receive device IRQs ({} IRQs read from /proc/irq/N/smp_affinity_list)",
             readable.len()
@@ -141,7 +141,7 @@ pub(super) fn irq_affinity(f: &CheckFacts, s: &Scope) -> RuleResult {
             cpus_phrase(s.cpus)
         ));
     }
-    r.status = Status::Warn;
+    r.status = Outcome::Warn;
     for (irq, name, cpus) in on.iter().take(SHOWN) {
         let name = name.map(|n| format!(" {n}")).unwrap_or_default();
         r = r.evidence(format!(
@@ -173,11 +173,11 @@ pub(super) fn irqbalance(f: &CheckFacts) -> RuleResult {
     const TITLE: &str = "irqbalance is not running";
     match &f.irqbalance {
         Err(why) => RuleResult::unknown(ID, TITLE, why.clone()),
-        Ok((n, pids)) if pids.is_empty() => RuleResult::new(ID, TITLE, Status::Ok).evidence(
+        Ok((n, pids)) if pids.is_empty() => RuleResult::new(ID, TITLE, Outcome::Ok).evidence(
             format!("no process named irqbalance among {n} (/proc/PID/comm)"),
         ),
         Ok((_, pids)) => {
-            let mut r = RuleResult::new(ID, TITLE, Status::Warn);
+            let mut r = RuleResult::new(ID, TITLE, Outcome::Warn);
             for p in pids {
                 r = r.evidence(format!("irqbalance runs as pid {p} (/proc/{p}/comm)"));
             }

@@ -2,7 +2,7 @@
 //! siblings of the benchmark CPUs. With every online CPU as benchmark CPU
 //! the first three ask whether any CPU is set apart at all.
 
-use super::{CheckFacts, RuleResult, Scope, Status, cpus_phrase, sysfs_loop};
+use super::{CheckFacts, Outcome, RuleResult, Scope, cpus_phrase, sysfs_loop};
 use crate::base::cpulist;
 use crate::collect::facts::cmdline_param;
 
@@ -32,7 +32,7 @@ fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 fn judge_set(mut r: RuleResult, f: &CheckFacts, s: &Scope, set: &[u32], param: &str) -> RuleResult {
     if s.all {
         if set.is_empty() {
-            r.status = Status::Warn;
+            r.status = Outcome::Warn;
             if let Some(args) = f.machine.isolation_args(&super::suggested_isolation(f)) {
                 r = r.fix(f.boot.add_command(&args));
             }
@@ -46,7 +46,7 @@ fn judge_set(mut r: RuleResult, f: &CheckFacts, s: &Scope, set: &[u32], param: &
         .filter(|c| set.binary_search(c).is_err())
         .collect();
     if !missing.is_empty() {
-        r.status = Status::Warn;
+        r.status = Outcome::Warn;
         r = r.evidence(format!("not in the set: {}", cpus_phrase(&missing)));
         // the boot CPU cannot be set apart: asking for it changes nothing
         let want = f.machine.isolatable(s.cpus);
@@ -85,7 +85,7 @@ pub(super) fn isolcpus(f: &CheckFacts, s: &Scope) -> RuleResult {
         Ok(v) => v,
         Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
     };
-    let r = RuleResult::new(ID, TITLE, Status::Ok)
+    let r = RuleResult::new(ID, TITLE, Outcome::Ok)
         .evidence(format!("/sys/devices/system/cpu/isolated = {}", list(set)));
     let r = cmdline_evidence(r, f, "isolcpus");
     judge_set(r, f, s, set, "isolcpus")
@@ -105,7 +105,7 @@ pub(super) fn nohz_full(f: &CheckFacts, s: &Scope) -> RuleResult {
             return cmdline_evidence(r, f, "nohz_full");
         }
     };
-    let r = RuleResult::new(ID, TITLE, Status::Ok)
+    let r = RuleResult::new(ID, TITLE, Outcome::Ok)
         .evidence(format!("/sys/devices/system/cpu/nohz_full = {}", list(set)));
     let r = cmdline_evidence(r, f, "nohz_full");
     judge_set(r, f, s, set, "nohz_full")
@@ -118,7 +118,7 @@ pub(super) fn rcu_nocbs(f: &CheckFacts, s: &Scope) -> RuleResult {
         Ok(c) => c,
         Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
     };
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     let mut set = match cmdline_param(cmdline, "rcu_nocbs") {
         None => {
             r = r.evidence("/proc/cmdline has no rcu_nocbs=");
@@ -173,7 +173,7 @@ pub(super) fn smt_siblings(f: &CheckFacts, s: &Scope) -> RuleResult {
             })
         })
         .collect();
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     if let Some(ctl) = &m.kernel.smt_control {
         r = r.evidence(format!("/sys/devices/system/cpu/smt/control = {ctl}"));
     }
@@ -187,7 +187,7 @@ pub(super) fn smt_siblings(f: &CheckFacts, s: &Scope) -> RuleResult {
         return match m.kernel.smt_active {
             Some(false) => r,
             Some(true) => {
-                r.status = Status::Warn;
+                r.status = Outcome::Warn;
                 r.fix("echo off > /sys/devices/system/cpu/smt/control")
             }
             None => r.unknown_because("no cpuN/topology/thread_siblings_list and no smt/active"),
@@ -206,7 +206,7 @@ pub(super) fn smt_siblings(f: &CheckFacts, s: &Scope) -> RuleResult {
             cpus_phrase(&alone)
         ));
     }
-    r.status = Status::Warn;
+    r.status = Outcome::Warn;
     if s.all {
         let cpus: Vec<u32> = shared.iter().map(|(c, _)| *c).collect();
         return r

@@ -2,7 +2,7 @@
 //! huge pages and timer migration.
 
 use super::facts::Fact;
-use super::{CheckConfig, CheckFacts, RuleResult, Status};
+use super::{CheckConfig, CheckFacts, Outcome, RuleResult};
 
 /// Judges one sysctl holding a number: WARN when `bad(value)`, with the
 /// `sysctl -w` that sets `good`.
@@ -20,11 +20,11 @@ fn sysctl(
     };
     let ev = format!("/proc/sys/kernel/{name} = {v}");
     if bad(v) {
-        RuleResult::new(id, title, Status::Warn)
+        RuleResult::new(id, title, Outcome::Warn)
             .evidence(ev)
             .fix(format!("sysctl -w kernel.{name}={good}"))
     } else {
-        RuleResult::new(id, title, Status::Ok).evidence(ev)
+        RuleResult::new(id, title, Outcome::Ok).evidence(ev)
     }
 }
 
@@ -80,13 +80,13 @@ pub(super) fn thp(f: &CheckFacts) -> RuleResult {
     if let (Err(why), Err(_)) = (&f.thp_enabled, &f.thp_defrag) {
         return RuleResult::unknown(ID, TITLE, why.clone());
     }
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     for (file, fact) in [("enabled", &f.thp_enabled), ("defrag", &f.thp_defrag)] {
         match fact {
             Ok(v) => {
                 r = r.evidence(format!("{DIR}/{file} = [{v}]"));
                 if v == "always" {
-                    r.status = Status::Warn;
+                    r.status = Outcome::Warn;
                     r = r.fix(format!("echo madvise > {DIR}/{file}"));
                 }
             }

@@ -32,7 +32,7 @@ pub const SCHEMA: u32 = 2;
 /// What a rule concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum Status {
+pub enum Outcome {
     /// Set as a benchmark wants it.
     Ok,
     /// What the rule judges could not be read; `reason` says why.
@@ -43,14 +43,14 @@ pub enum Status {
     Fail,
 }
 
-impl Status {
+impl Outcome {
     /// The status as printed: `OK`, `WARN`, `FAIL`, `UNKNOWN`.
     pub fn label(self) -> &'static str {
         match self {
-            Status::Ok => "OK",
-            Status::Unknown => "UNKNOWN",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
+            Outcome::Ok => "OK",
+            Outcome::Unknown => "UNKNOWN",
+            Outcome::Warn => "WARN",
+            Outcome::Fail => "FAIL",
         }
     }
 }
@@ -62,7 +62,7 @@ pub struct RuleResult {
     /// docs/check.md.
     pub id: &'static str,
     /// The verdict.
-    pub status: Status,
+    pub status: Outcome,
     /// What was found, in a few words: the goal met when OK (`Turbo/boost
     /// is off`), what is wrong on WARN or FAIL (`Turbo/boost is on`), the
     /// goal not judged when UNKNOWN.
@@ -82,7 +82,7 @@ pub struct RuleResult {
 }
 
 impl RuleResult {
-    fn new(id: &'static str, title: &'static str, status: Status) -> Self {
+    fn new(id: &'static str, title: &'static str, status: Outcome) -> Self {
         RuleResult {
             id,
             status,
@@ -99,14 +99,14 @@ impl RuleResult {
     /// it is not OK.
     fn settled(mut self) -> Self {
         self.title = match self.status {
-            Status::Warn | Status::Fail => found(self.id).unwrap_or(self.goal),
-            Status::Ok | Status::Unknown => self.goal,
+            Outcome::Warn | Outcome::Fail => found(self.id).unwrap_or(self.goal),
+            Outcome::Ok | Outcome::Unknown => self.goal,
         };
         self
     }
 
     fn unknown(id: &'static str, title: &'static str, reason: impl Into<String>) -> Self {
-        let mut r = RuleResult::new(id, title, Status::Unknown);
+        let mut r = RuleResult::new(id, title, Outcome::Unknown);
         r.reason = Some(reason.into());
         r
     }
@@ -114,7 +114,7 @@ impl RuleResult {
     /// The rule could not judge after all: UNKNOWN with `reason`, keeping
     /// the evidence read so far (and no fix).
     fn unknown_because(mut self, reason: impl Into<String>) -> Self {
-        self.status = Status::Unknown;
+        self.status = Outcome::Unknown;
         self.reason = Some(reason.into());
         self.fix.clear();
         self
@@ -262,8 +262,8 @@ pub fn rules(facts: &CheckFacts, cpus: &[u32], cfg: &CheckConfig) -> Vec<RuleRes
 /// (UNKNOWN alone does not fail).
 pub fn exit_code(results: &[RuleResult]) -> u8 {
     match results.iter().map(|r| r.status).max() {
-        Some(Status::Fail) => 2,
-        Some(Status::Warn) => 1,
+        Some(Outcome::Fail) => 2,
+        Some(Outcome::Warn) => 1,
         _ => 0,
     }
 }
@@ -332,7 +332,7 @@ pub(crate) fn shell_list(nums: &[u32]) -> String {
 mod tests {
     use super::*;
 
-    fn result(status: Status) -> RuleResult {
+    fn result(status: Outcome) -> RuleResult {
         RuleResult::new("governor", "x", status)
     }
 
@@ -357,16 +357,16 @@ mod tests {
     fn exit_codes() {
         assert_eq!(exit_code(&[]), 0);
         assert_eq!(
-            exit_code(&[result(Status::Ok), result(Status::Unknown)]),
+            exit_code(&[result(Outcome::Ok), result(Outcome::Unknown)]),
             0,
             "UNKNOWN does not fail"
         );
-        assert_eq!(exit_code(&[result(Status::Ok), result(Status::Warn)]), 1);
+        assert_eq!(exit_code(&[result(Outcome::Ok), result(Outcome::Warn)]), 1);
         assert_eq!(
             exit_code(&[
-                result(Status::Fail),
-                result(Status::Warn),
-                result(Status::Unknown)
+                result(Outcome::Fail),
+                result(Outcome::Warn),
+                result(Outcome::Unknown)
             ]),
             2
         );
@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn statuses_serialize_in_capitals_and_doc_links_name_the_id() {
-        let r = result(Status::Unknown);
+        let r = result(Outcome::Unknown);
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["status"], "UNKNOWN");
         // a section an installed binary has, not a file of the source tree
@@ -400,12 +400,12 @@ mod tests {
         let mut r = RuleResult::new(
             "aslr-on",
             "Address space layout randomization is off",
-            Status::Warn,
+            Outcome::Warn,
         );
         r = r.settled();
         assert_eq!(r.title, "Address space layout randomization is on");
         assert_eq!(r.goal, "Address space layout randomization is off");
-        let ok = RuleResult::new("vm", "Bare metal", Status::Ok).settled();
+        let ok = RuleResult::new("vm", "Bare metal", Outcome::Ok).settled();
         assert_eq!(ok.title, "Bare metal");
         // every rule has its finding, and each differs from the goal
         for id in RULE_IDS {

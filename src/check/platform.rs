@@ -1,7 +1,7 @@
 //! Platform rules: power supply (a laptop on battery) and virtual machines
 //! (the hypervisor steals time from the guest's CPUs).
 
-use super::{CheckFacts, RuleResult, Status};
+use super::{CheckFacts, Outcome, RuleResult};
 
 pub(super) fn on_battery(f: &CheckFacts) -> RuleResult {
     const ID: &str = "on-battery";
@@ -11,10 +11,10 @@ pub(super) fn on_battery(f: &CheckFacts) -> RuleResult {
         Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
     };
     if supplies.is_empty() {
-        return RuleResult::new(ID, TITLE, Status::Ok)
+        return RuleResult::new(ID, TITLE, Outcome::Ok)
             .evidence("/sys/class/power_supply is empty (no battery: desktop, server or VM)");
     }
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     for p in supplies {
         let online = match p.online {
             Some(true) => ", online = 1",
@@ -44,7 +44,7 @@ pub(super) fn on_battery(f: &CheckFacts) -> RuleResult {
         }
         return r;
     }
-    r.status = Status::Fail;
+    r.status = Outcome::Fail;
     r
 }
 
@@ -53,7 +53,7 @@ pub(super) fn vm(f: &CheckFacts) -> RuleResult {
     const TITLE: &str = "Bare metal (a VM's CPUs lose time to the hypervisor)";
     let m = &f.machine;
     let has_cpuinfo = !m.cpuinfo.processors.is_empty() || !m.cpuinfo.flags.is_empty();
-    let mut r = RuleResult::new(ID, TITLE, Status::Ok);
+    let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     if m.cpuinfo.hypervisor {
         r = r.evidence("/proc/cpuinfo flags include hypervisor");
     } else if !m.cpuinfo.flags.is_empty() {
@@ -69,7 +69,7 @@ pub(super) fn vm(f: &CheckFacts) -> RuleResult {
         (None, Err(_)) => {}
     }
     if m.virtualized().is_some() {
-        r.status = Status::Warn;
+        r.status = Outcome::Warn;
         return r.evidence("steal time expected: watch the steal column");
     }
     if !has_cpuinfo && f.dmi.is_err() {

@@ -10,7 +10,7 @@ use crate::cli::{LiveArgs, RecordArgs, SampleArgs, SourceArgs};
 use crate::cmd::{AnyHw, Tree, out::emit};
 use crate::model::machine::Machine;
 use crate::noise::config::NoiseConfig;
-use crate::os::capture::{self, Recorder};
+use crate::os::capture::{self, CaptureRecorder};
 use crate::os::fs::Fs;
 use crate::os::hw::Hardware;
 use crate::os::stop::Stop;
@@ -207,13 +207,13 @@ fn sample_live(
         crate::cmd::TraceHow::from_flag(a.watch.no_trace)
     });
     let r = if let Some(dir) = capture_dir {
-        let hw = Recorder::new(hw);
+        let hw = CaptureRecorder::new(hw);
         let mut driver = crate::cmd::new_driver(fs, machine, hw, sample.budget, &watched, config);
         driver.set_own_ipis(own_ipis);
         let kept = keep_trace(&mut driver, &tree, &roots, &watched, how, owners);
         let dir = dir.to_path_buf();
         let always = watched.clone();
-        let mut hook = move |p: Phase, d: &mut Driver<Recorder<AnyHw>>| -> Result<()> {
+        let mut hook = move |p: Phase, d: &mut Driver<CaptureRecorder<AnyHw>>| -> Result<()> {
             capture_step(p, d, &dir, &always, kept.as_ref())
         };
         go(&mut driver, &live, sinks, Some(&mut hook), printer)
@@ -280,7 +280,7 @@ fn go<H: Hardware>(
 /// it: write the hardware tables (and, at 0, the budget and watched CPUs).
 fn capture_step(
     p: Phase,
-    d: &mut Driver<Recorder<AnyHw>>,
+    d: &mut Driver<CaptureRecorder<AnyHw>>,
     dir: &Path,
     always: &[u32],
     kept: Option<&kept_trace::Kept>,

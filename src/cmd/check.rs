@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::base::cpulist::{self, CpuList, parse_cpus};
 use crate::check::facts::CheckFacts;
-use crate::check::{self, CheckReport, RuleResult, Status};
+use crate::check::{self, CheckReport, Outcome, RuleResult};
 use crate::noise::config::CheckConfig;
 use crate::os::fs::{Fs, Roots};
 
@@ -114,18 +114,18 @@ pub fn render_text(results: &[RuleResult]) -> String {
         for f in &r.fix {
             let _ = writeln!(out, "{pad}fix: {f}");
         }
-        if r.status != Status::Ok {
+        if r.status != Outcome::Ok {
             let _ = writeln!(out, "{pad}see {}", r.doc);
         }
     }
-    let count = |s: Status| results.iter().filter(|r| r.status == s).count();
+    let count = |s: Outcome| results.iter().filter(|r| r.status == s).count();
     let _ = writeln!(
         out,
         "\n{} OK, {} WARN, {} FAIL, {} UNKNOWN: exit {}",
-        count(Status::Ok),
-        count(Status::Warn),
-        count(Status::Fail),
-        count(Status::Unknown),
+        count(Outcome::Ok),
+        count(Outcome::Warn),
+        count(Outcome::Fail),
+        count(Outcome::Unknown),
         check::exit_code(results)
     );
     out
@@ -162,7 +162,7 @@ mod tests {
     fn text_lists_evidence_fix_reason_and_doc() {
         let ok = RuleResult {
             id: "nmi-watchdog",
-            status: Status::Ok,
+            status: Outcome::Ok,
             title: "NMI watchdog is off",
             goal: "NMI watchdog is off",
             evidence: vec!["/proc/sys/kernel/nmi_watchdog = 0".into()],
@@ -172,7 +172,7 @@ mod tests {
         };
         let warn = RuleResult {
             id: "thp",
-            status: Status::Warn,
+            status: Outcome::Warn,
             title: "Transparent huge pages forced on every mapping",
             goal: "Transparent huge pages not forced on every mapping",
             evidence: vec!["/sys/kernel/mm/transparent_hugepage/enabled = [always]".into()],
@@ -182,7 +182,7 @@ mod tests {
         };
         let unknown = RuleResult {
             id: "governor",
-            status: Status::Unknown,
+            status: Outcome::Unknown,
             title: "CPU frequency governor is performance",
             goal: "CPU frequency governor is performance",
             evidence: vec![],

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::base::cpulist::CpuList;
-use crate::record::compare::Comparison;
-use crate::record::report::Format;
+use crate::record::diff::Comparison;
+use crate::record::digest::Format;
 
 /// Options of `compare`.
 #[derive(Debug, Clone, clap::Args)]
@@ -69,7 +69,7 @@ fn with_probes(text: String, args: &CompareArgs) -> Result<String> {
         let mut v: serde_json::Value = serde_json::from_str(&text)?;
         if let Some(o) = v.as_object_mut() {
             let probes = match (&a, &b) {
-                (Some(a), Some(b)) => crate::probe::compare::json(a, b),
+                (Some(a), Some(b)) => crate::probe::wakeup_diff::json(a, b),
                 _ => serde_json::json!({ "note": note }),
             };
             o.insert("probes".into(), probes);
@@ -77,7 +77,7 @@ fn with_probes(text: String, args: &CompareArgs) -> Result<String> {
         return Ok(serde_json::to_string_pretty(&v)? + "\n");
     }
     let body = match (&a, &b) {
-        (Some(a), Some(b)) => crate::probe::compare::render(a, b),
+        (Some(a), Some(b)) => crate::probe::wakeup_diff::render(a, b),
         _ => format!("{}\n", note.unwrap_or_default()),
     };
     Ok(if args.format == Format::Md {
@@ -90,15 +90,15 @@ fn with_probes(text: String, args: &CompareArgs) -> Result<String> {
 /// Two probe recordings (`noisetop probe --record`) compare by their
 /// measured wake-ups; `None` when neither is one.
 fn probes(args: &CompareArgs) -> Result<Option<String>> {
-    use crate::probe::report::read_recording;
+    use crate::probe::sinks::read_recording;
     let a = read_recording(&args.a).map_err(anyhow::Error::msg)?;
     let b = read_recording(&args.b).map_err(anyhow::Error::msg)?;
     match (a, b) {
         (Some(a), Some(b)) => Ok(Some(match args.format {
             Format::Json => {
-                serde_json::to_string_pretty(&crate::probe::compare::json(&a, &b))? + "\n"
+                serde_json::to_string_pretty(&crate::probe::wakeup_diff::json(&a, &b))? + "\n"
             }
-            _ => crate::probe::compare::render(&a, &b),
+            _ => crate::probe::wakeup_diff::render(&a, &b),
         })),
         (None, None) => Ok(None),
         (a, _) => Err(crate::cmd::UsageError(format!(

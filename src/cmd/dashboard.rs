@@ -165,7 +165,7 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     }
     // the last probe measured this machine: a foreign tree gets none
     if matches!(tree, crate::cmd::Tree::Live) {
-        state.probe = crate::probe::report::load_last();
+        state.probe = crate::probe::sinks::load_last();
     }
     let ctl = control.clone();
     let mut wiring = Wiring {

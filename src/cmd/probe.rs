@@ -210,8 +210,8 @@ pub fn run(args: &ProbeArgs) -> Result<ExitCode> {
     drop(running);
     // kept for the dashboard's CPU detail; a home that cannot take it
     // loses only that
-    if let Some(path) = crate::probe::report::last_path()
-        && let Err(e) = crate::probe::report::save_last(&rep, &path)
+    if let Some(path) = crate::probe::sinks::last_path()
+        && let Err(e) = crate::probe::sinks::save_last(&rep, &path)
     {
         eprintln!(
             "noisetop: the dashboard will not show this probe: cannot write {}: {e}",
@@ -219,13 +219,13 @@ pub fn run(args: &ProbeArgs) -> Result<ExitCode> {
         );
     }
     if let Some(path) = &args.record {
-        crate::probe::report::write_recording(&rep, path)
+        crate::probe::sinks::write_recording(&rep, path)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let out = if args.json {
         serde_json::to_string_pretty(&rep)? + "\n"
     } else {
-        crate::probe::report::text(&rep)
+        crate::probe::sinks::text(&rep)
     };
     crate::cmd::out::emit(&mut std::io::stdout().lock(), &out)?;
     Ok(ExitCode::SUCCESS)

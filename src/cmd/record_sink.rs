@@ -195,7 +195,7 @@ pub fn print_summary(args: &RecordArgs, quiet: bool, to_stderr: bool) {
     if !path.exists() {
         return;
     }
-    let text = crate::record::report::summary(path);
+    let text = crate::record::digest::summary(path);
     if to_stderr {
         eprint!("{text}");
     } else {

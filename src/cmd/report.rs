@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::record::report::{Format, Report};
+use crate::record::digest::{Format, Report};
 
 /// Options of `report`.
 #[derive(Debug, Clone, clap::Args)]

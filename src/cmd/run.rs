@@ -18,7 +18,7 @@ use crate::sample::sampler::Sampler;
 
 pub mod alone;
 pub mod output;
-pub mod report;
+pub mod seen;
 pub mod series;
 pub mod session;
 pub mod settle;

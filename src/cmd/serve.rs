@@ -92,7 +92,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let server = http::bind(&a.listen, &web, Limits::default()).map_err(|e| anyhow!(e))?;
     let shared = Arc::new(Shared::default());
     let mut ex = Exporter::new(Arc::clone(&shared), machine.clone(), &watched, a.detail);
-    ex.follow_probe(crate::probe::report::last_path());
+    ex.follow_probe(crate::probe::sinks::last_path());
     let exporter = Arc::new(Mutex::new(ex));
     let mut sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     sinks.push(Box::new(ExportSink(Arc::clone(&exporter))));

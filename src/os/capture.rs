@@ -96,17 +96,17 @@ pub struct ProbeFile {
 }
 
 /// Wraps live hardware and records everything it returns, per instant.
-pub struct Recorder<H: Hardware> {
+pub struct CaptureRecorder<H: Hardware> {
     inner: H,
     stamp: Stamp,
     perf: Vec<PerfCounts>,
     msr: Vec<(u32, u32, Result<u64, String>)>,
 }
 
-impl<H: Hardware> Recorder<H> {
+impl<H: Hardware> CaptureRecorder<H> {
     /// Starts recording around `inner`.
     pub fn new(inner: H) -> Self {
-        Recorder {
+        CaptureRecorder {
             inner,
             stamp: Stamp::default(),
             perf: Vec::new(),
@@ -148,7 +148,7 @@ impl<H: Hardware> Recorder<H> {
     }
 }
 
-impl<H: Hardware> Hardware for Recorder<H> {
+impl<H: Hardware> Hardware for CaptureRecorder<H> {
     fn now(&mut self) -> Stamp {
         self.stamp = self.inner.now();
         self.stamp

@@ -7,12 +7,12 @@
 //! percentiles, `report` writes the table, JSON and CSV, and `compare`
 //! says what two recordings' probes differ by.
 
-pub mod compare;
-pub mod report;
 pub mod runner;
 pub mod running;
+pub mod sinks;
 pub mod stats;
 pub mod tag;
+pub mod wakeup_diff;
 
 use serde::{Deserialize, Serialize};
 

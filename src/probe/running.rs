@@ -30,7 +30,7 @@ pub struct Running {
 
 /// `probe-running.json` beside the last probe's file.
 pub fn path() -> Option<PathBuf> {
-    Some(super::report::last_path()?.with_file_name("probe-running.json"))
+    Some(super::sinks::last_path()?.with_file_name("probe-running.json"))
 }
 
 /// Removes the file when the probe ends (also when it is stopped by a

@@ -6,10 +6,10 @@
 //! row at a time, `stats` gathers what `report`, `compare` and `plot` show.
 
 pub mod columns;
-pub mod compare;
+pub mod diff;
+pub mod digest;
 pub mod plot;
 pub mod reader;
-pub mod report;
 pub mod sidecar;
 pub mod stats;
 pub mod table;

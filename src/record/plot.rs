@@ -18,8 +18,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
+use crate::record::digest::{StateCol, states_of};
 use crate::record::reader::{ReadError, Recording};
-use crate::record::report::{StateCol, states_of};
 
 /// Why a plot failed.
 #[derive(Debug, thiserror::Error)]

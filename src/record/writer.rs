@@ -213,7 +213,7 @@ impl Recorder {
             csv: csv_writer(Vec::new()),
             losing: false,
             unsaved: false,
-            probe_file: crate::probe::report::last_path(),
+            probe_file: crate::probe::sinks::last_path(),
             probe_seen: None,
         };
         if fresh {
@@ -278,7 +278,7 @@ impl Recorder {
         if at < self.sidecar.started_wall_ns.unwrap_or(u64::MAX) {
             return;
         }
-        if let Some(rep) = crate::probe::report::load_last_from(path) {
+        if let Some(rep) = crate::probe::sinks::load_last_from(path) {
             self.sidecar.probe = Some(rep);
             if self.sidecar.write(&self.path).is_err() {
                 self.unsaved = true;

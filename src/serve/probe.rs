@@ -58,7 +58,7 @@ impl LastProbe {
             return;
         }
         self.seen = Some(stamp);
-        self.report = crate::probe::report::load_last_from(path);
+        self.report = crate::probe::sinks::load_last_from(path);
         self.at_s = stamp
             .0
             .duration_since(SystemTime::UNIX_EPOCH)

@@ -421,7 +421,7 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
 /// Run-queue waits in the interval: how many, p50 / p99 / max, and their
 /// shape by powers of two from 1 µs (and below) to 1 s (and past).
 pub fn runq_lines(r: &crate::trace::in_kernel::RunqDelay) -> Vec<(String, String)> {
-    use crate::probe::report::fmt_us;
+    use crate::probe::sinks::fmt_us;
     let mut v = vec![
         (String::new(), String::new()),
         (
@@ -458,7 +458,7 @@ fn spark(counts: &[u64]) -> String {
 /// The last probe's figures of `cpu`: p50 and p99 per kind and state, and
 /// the context switch; nothing when the probe did not measure it.
 pub fn probe_lines(p: &crate::probe::ProbeReport, cpu: u32) -> Vec<(String, String)> {
-    use crate::probe::report::fmt_us;
+    use crate::probe::sinks::fmt_us;
     let rows: Vec<_> = p.rows.iter().filter(|r| r.cpu == cpu).collect();
     let ctx = p.ctx.iter().find(|c| c.cpu == cpu);
     if rows.is_empty() && ctx.is_none() {
@@ -567,7 +567,7 @@ mod probe_tests {
 
     #[test]
     fn the_detail_shows_the_last_probe_of_its_cpu_only() {
-        let back = crate::probe::report::example::example_report();
+        let back = crate::probe::sinks::example::example_report();
         assert_eq!(
             probe_lines(&back, 1),
             vec![

@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::report::{CpuRun, RunReport, duration};
+use super::seen::{CpuRun, RunReport, duration};
 use crate::base::cpulist;
 
 /// How the estimate is made, as the report says it.

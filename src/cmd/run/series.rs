@@ -39,7 +39,7 @@ pub fn check_items(cpus: &[u32], cfg: &crate::noise::config::CheckConfig) -> Vec
         .filter(|r| {
             matches!(
                 r.status,
-                crate::check::Status::Warn | crate::check::Status::Fail
+                crate::check::Outcome::Warn | crate::check::Outcome::Fail
             )
         })
         .map(|r| CheckItem {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::report::{Accumulator, RunFacts, RunReport};
+use super::seen::{Accumulator, RunFacts, RunReport};
 use super::signals::Forwarder;
 use super::waits::{self, Waits};
 use crate::cmd::record_sink::RecordSink;

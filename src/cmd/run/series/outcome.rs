@@ -142,7 +142,7 @@ impl SeriesReport {
     pub fn head_text(&self) -> String {
         let mut o = format!(
             "noisetop run: `{}` ×{} on CPU {}\n",
-            crate::cmd::run::report::shell_words(&self.command),
+            crate::cmd::run::seen::shell_words(&self.command),
             self.repeat,
             cpulist::format(&self.cpus)
         );

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::super::report::RunReport;
+use super::super::seen::RunReport;
 use super::super::session::Stamp;
 use super::super::settle::Settled;
 
@@ -229,7 +229,7 @@ impl Repetition {
         let f = &rep.facts;
         let traced =
             !rep.per_cpu.is_empty() && rep.per_cpu.iter().all(|c| c.traced_ns > 0 && !c.sampled);
-        let sum = |g: &dyn Fn(&super::super::report::CpuRun) -> u64| -> Option<f64> {
+        let sum = |g: &dyn Fn(&super::super::seen::CpuRun) -> u64| -> Option<f64> {
             traced.then(|| secs(rep.per_cpu.iter().map(g).sum()))
         };
         let others_s = sum(&|c| c.intruders.iter().map(|i| i.ns).sum());

@@ -5,7 +5,7 @@
 use super::analysis::analyse;
 use super::outcome::SeriesReport;
 use super::repetition::{Culprit, Repetition, RunVerdict};
-use crate::cmd::run::report::{Accumulator, RunFacts};
+use crate::cmd::run::seen::{Accumulator, RunFacts};
 use crate::cmd::run::session::Stamp;
 use crate::model::interval::{CpuRates, Interval, TimeSplit};
 use crate::noise::traced::Traced;

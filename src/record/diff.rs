@@ -10,8 +10,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::base::cpulist;
+use crate::record::digest::{StateCol, states_of};
 use crate::record::reader::{ReadError, Recording};
-use crate::record::report::{StateCol, states_of};
 use crate::record::sidecar::Facts;
 use crate::record::stats::{Acc, Stats};
 use crate::record::table::{Table, num};
@@ -679,8 +679,8 @@ impl Comparison {
     }
 
     /// Renders as text, Markdown or JSON.
-    pub fn render(&self, format: crate::record::report::Format) -> String {
-        use crate::record::report::Format;
+    pub fn render(&self, format: crate::record::digest::Format) -> String {
+        use crate::record::digest::Format;
         let md = match format {
             Format::Json => return serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
             Format::Md => true,
