@@ -270,6 +270,8 @@ pub struct CheckCli {
 
 /// `noisetop run -- CMD`.
 #[derive(Debug, Clone, Args)]
+// each flag is one switch of its own on the command line
+#[allow(clippy::struct_excessive_bools)]
 pub struct RunArgs {
     /// Run CMD on these CPUs (taskset) and watch them; noisetop keeps off
     /// them. Default: CMD's own affinity.
@@ -294,6 +296,17 @@ pub struct RunArgs {
     /// sampled from /proc, not exact.
     #[arg(long, visible_alias = "no-bpf")]
     pub no_trace: bool,
+    /// Do not use perf counters.
+    #[arg(long)]
+    pub no_perf: bool,
+    /// Do not read /dev/cpu/N/msr.
+    #[arg(long)]
+    pub no_msr: bool,
+    /// Most per-CPU counter files (cpuidle, thermal throttle) one sample
+    /// reads; a machine with more reads them in rounds [default: 448, or
+    /// the number of CPUs when more]
+    #[arg(long, value_name = "FILES", value_parser = parse_budget)]
+    pub budget: Option<usize>,
     /// The command and its arguments.
     // before the flattened recording options, whose heading would
     // otherwise take it in from "Arguments"

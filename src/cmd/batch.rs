@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::cli::{LiveArgs, RecordArgs, SampleArgs, SourceArgs};
-use crate::cmd::{AnyHw, Tree, out::emit};
+use crate::cmd::out::emit;
 use crate::model::machine::Machine;
 use crate::noise::config::NoiseConfig;
 use crate::os::capture::{self, CaptureRecorder};
@@ -17,6 +17,7 @@ use crate::os::stop::Stop;
 use crate::output::{batch, judged};
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Hook, Live, Phase};
+use crate::pipeline::setup::{AnyHw, TraceHow, Tree};
 use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, kept_trace, replay};
 
 /// Prints one interval: a header line with the time, the table, then the
@@ -183,16 +184,19 @@ fn sample_live(
     if let Some(c) = print.and_then(|a| a.cpus.as_ref()) {
         crate::cmd::check_cpus("--cpus", &c.0, &machine)?;
     }
-    let tree = crate::cmd::tree_kind(source, &roots);
-    // before any other perf event: installing them is counted too
-    let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
-    let hw = crate::cmd::open_hw(&tree, source, &roots, &machine)?;
     let config = crate::cmd::load_config(print.and_then(|a| a.watch.config.as_deref()))?;
+    let how = print.map_or(TraceHow::Best, |a| TraceHow::from_flag(a.watch.no_trace));
+    let setup = crate::cmd::driver_for(source)
+        .watching(&watched)
+        .owners(owners)
+        .trace(how)
+        .budget(sample.budget)
+        .config(config);
     let sinks = match print {
         Some(a) => sinks(&a.record, &machine, sample.interval, &watched)?,
         None => Vec::new(),
     };
-    let preface = match &tree {
+    let preface = match setup.tree() {
         Tree::Foreign(why) => Some(format!("# foreign tree: {why}\n")),
         _ => None,
     };
@@ -203,14 +207,10 @@ fn sample_live(
         stop,
         count: Some(sample.count.unwrap_or(u64::MAX)),
     };
-    let how = print.map_or(crate::cmd::TraceHow::Best, |a| {
-        crate::cmd::TraceHow::from_flag(a.watch.no_trace)
-    });
     let r = if let Some(dir) = capture_dir {
-        let hw = CaptureRecorder::new(hw);
-        let mut driver = crate::cmd::new_driver(fs, machine, hw, sample.budget, &watched, config);
-        driver.set_own_ipis(own_ipis);
-        let kept = keep_trace(&mut driver, &tree, &roots, &watched, how, owners);
+        let (mut driver, kept) = setup
+            .build_capture(fs, machine)
+            .map_err(anyhow::Error::msg)?;
         let dir = dir.to_path_buf();
         let always = watched.clone();
         let mut hook = move |p: Phase, d: &mut Driver<CaptureRecorder<AnyHw>>| -> Result<()> {
@@ -218,8 +218,7 @@ fn sample_live(
         };
         go(&mut driver, &live, sinks, Some(&mut hook), printer)
     } else {
-        let mut driver = crate::cmd::new_driver(fs, machine, hw, sample.budget, &watched, config);
-        crate::cmd::watch(&mut driver, &tree, &roots, &watched, how, owners, own_ipis);
+        let mut driver = setup.build(fs, machine).map_err(anyhow::Error::msg)?;
         go(&mut driver, &live, sinks, None, printer)
     };
     if let Some(a) = print {
@@ -228,30 +227,6 @@ fn sample_live(
         return crate::cmd::record_sink::finish(&a.record);
     }
     r
-}
-
-/// Traces the watched CPUs of a live tree for a capture, keeping each
-/// window for its instant (`pipeline::kept_trace`); `None` when nothing is
-/// watched or the tree is not this machine's.
-fn keep_trace<H: Hardware>(
-    driver: &mut Driver<H>,
-    tree: &Tree,
-    roots: &crate::os::fs::Roots,
-    watched: &[u32],
-    how: crate::cmd::TraceHow,
-    owners: Vec<u32>,
-) -> Option<kept_trace::Kept> {
-    if watched.is_empty() {
-        return None;
-    }
-    let choice = crate::cmd::tracer_for(tree, roots, watched, how, owners);
-    let Some(t) = choice.source else {
-        driver.set_tracer(None, choice.missing);
-        return None;
-    };
-    let (keeper, kept) = kept_trace::keeper(t);
-    driver.set_tracer(Some(Box::new(keeper)), choice.missing);
-    Some(kept)
 }
 
 fn go<H: Hardware>(

@@ -19,6 +19,7 @@ use crate::os::stop::Stop;
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, Live};
 use crate::pipeline::replay;
+use crate::pipeline::setup::{TraceHow, Tree};
 use crate::tui::run::{SystemClock, TerminalInput, Wiring};
 use crate::tui::state::{Origin, State};
 use crate::tui::theme::Theme;
@@ -119,29 +120,18 @@ pub fn live(a: &LiveArgs) -> Result<()> {
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
     // after the arguments: a wrong one is said as such, terminal or not
     require_terminal()?;
-    let tree = crate::cmd::tree_kind(&a.source, &roots);
-    // before any other perf event: installing them is counted too
-    let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
-    let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
+    let setup = crate::cmd::driver_for(&a.source)
+        .watching(&watched)
+        .owners(a.watch.owner.clone())
+        .trace(TraceHow::from_flag(a.watch.no_trace))
+        .budget(a.sample.budget)
+        .config(config.clone());
+    let tree = setup.tree().clone();
     let sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     crate::cmd::record_sink::hold_errors_until_end();
-    let mut driver = crate::cmd::new_driver(
-        fs,
-        machine.clone(),
-        hw,
-        a.sample.budget,
-        &watched,
-        config.clone(),
-    );
-    crate::cmd::watch(
-        &mut driver,
-        &tree,
-        &roots,
-        &watched,
-        crate::cmd::TraceHow::from_flag(a.watch.no_trace),
-        a.watch.owner.clone(),
-        own_ipis,
-    );
+    let driver = setup
+        .build(fs, machine.clone())
+        .map_err(anyhow::Error::msg)?;
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let control = Arc::new(Control::new(a.sample.interval));
     let (tx, rx) = live::channel();
@@ -160,11 +150,11 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         a.cpus.as_ref().map(|c| c.0.clone()),
         config,
     );
-    if let crate::cmd::Tree::Foreign(why) = &tree {
+    if let Tree::Foreign(why) = &tree {
         state.foreign = Some(why.clone());
     }
     // the last probe measured this machine: a foreign tree gets none
-    if matches!(tree, crate::cmd::Tree::Live) {
+    if matches!(tree, Tree::Live) {
         state.probe = crate::probe::sinks::load_last();
     }
     let ctl = control.clone();

@@ -1,5 +1,6 @@
 //! Subcommands: each arm of the one dispatch in `run`, and what they share
-//! (where to read, which hardware a tree gets, keeping off watched CPUs).
+//! (where to read, keeping off watched CPUs); every live driver is built
+//! by [`crate::pipeline::setup::DriverBuilder`].
 
 pub mod batch;
 pub mod check;
@@ -25,11 +26,8 @@ use clap::Parser;
 use crate::cli::{Cli, Command, SourceArgs};
 use crate::model::machine::Machine;
 use crate::noise::config::NoiseConfig;
-use crate::os::capture::Captured;
 use crate::os::fs::Roots;
-use crate::os::hw::Hardware;
-use crate::os::live::LiveHw;
-use crate::pipeline::wrapped::Wrapped;
+use crate::pipeline::setup::{DriverBuilder, Tree};
 
 /// A mistake in the command line found after parsing (a CPU that is not
 /// online): reported like clap's own, with exit code 2.
@@ -296,6 +294,21 @@ pub fn live_options(s: &SourceArgs) -> crate::os::live::LiveOptions {
     }
 }
 
+/// The tree `--root`, `--procfs` and `--sysfs` name (this machine's
+/// without them).
+pub fn tree_kind(s: &SourceArgs, roots: &Roots) -> Tree {
+    let moved = s.root.is_some() || s.procfs.is_some() || s.sysfs.is_some();
+    Tree::detect(s.root.as_deref(), moved, roots)
+}
+
+/// A driver's makings from the source options: the roots, the tree they
+/// hold and the hardware rungs allowed.
+pub fn driver_for(s: &SourceArgs) -> DriverBuilder {
+    let roots = roots(s);
+    let tree = tree_kind(s, &roots);
+    DriverBuilder::new(roots, tree).live_options(live_options(s))
+}
+
 /// Works out the kernel roots from `--root`, `--procfs`, `--sysfs`.
 pub fn roots(s: &SourceArgs) -> Roots {
     let base = s.root.clone().unwrap_or_else(|| PathBuf::from("/"));
@@ -307,275 +320,6 @@ pub fn roots(s: &SourceArgs) -> Roots {
         r.sysfs.clone_from(d);
     }
     r
-}
-
-/// What a tree under `--root`/`--procfs` is, which decides where perf
-/// counts, MSRs and the clock come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tree {
-    /// This machine's kernel (`/`, or its /proc mounted elsewhere).
-    Live,
-    /// One instant of a capture: its own clock, perf and MSR tables.
-    Instant(PathBuf),
-    /// Another machine's files, or this one's from another boot: no live
-    /// counter describes it, and one instant has no rates.
-    Foreign(String),
-}
-
-/// The file that tells one boot of one machine from any other.
-const BOOT_ID: &str = "sys/kernel/random/boot_id";
-
-/// Tells a live tree from a capture instant and from a foreign tree.
-pub fn tree_kind(s: &SourceArgs, roots: &Roots) -> Tree {
-    if s.root.is_none() && s.procfs.is_none() && s.sysfs.is_none() {
-        return Tree::Live;
-    }
-    if let Some(r) = &s.root
-        && r.join("noisetop/clock").is_file()
-    {
-        return Tree::Instant(r.clone());
-    }
-    let read = |p: &Path| crate::os::read_small(p, 64).map(|t| t.trim().to_string());
-    let here = read(&Path::new("/proc").join(BOOT_ID));
-    let there = read(&roots.procfs.join(BOOT_ID));
-    match (here, there) {
-        (Ok(a), Ok(b)) if a == b && !a.is_empty() => Tree::Live,
-        (Ok(_), Ok(_)) => Tree::Foreign(format!(
-            "{} is another machine's, or another boot's (its boot_id differs): \
-             live perf and MSR counts would describe this machine, and one \
-             instant has no rates (use `noisetop replay` on a capture)",
-            roots.procfs.display()
-        )),
-        (_, Err(e)) => Tree::Foreign(format!(
-            "{} has no readable {BOOT_ID} ({e}): it cannot be told from another \
-             machine's, so no live perf or MSR count is read, and one instant \
-             has no rates",
-            roots.procfs.display()
-        )),
-        (Err(e), _) => Tree::Foreign(format!(
-            "this machine's /proc/{BOOT_ID} cannot be read ({e}): no live counter is mixed into {}",
-            roots.procfs.display()
-        )),
-    }
-}
-
-/// The hardware side (clock, perf, MSRs) of a tree.
-pub type AnyHw = Box<dyn Hardware + Send>;
-
-/// Opens the hardware that belongs with a tree: the live machine's perf
-/// groups and MSRs, a capture instant's tables, or nothing (a frozen clock)
-/// for a foreign tree.
-pub fn open_hw(tree: &Tree, s: &SourceArgs, roots: &Roots, m: &Machine) -> Result<AnyHw> {
-    Ok(match tree {
-        Tree::Live => Box::new(LiveHw::open(&m.hw_targets(), roots, live_options(s))),
-        Tree::Instant(dir) => Box::new(Captured::load(dir).map_err(anyhow::Error::msg)?),
-        Tree::Foreign(why) => Box::new(Captured::foreign(why)),
-    })
-}
-
-/// How who ran is found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TraceHow {
-    /// Counted in the kernel by BPF programs on every CPU; where they
-    /// cannot load, sampled from /proc, with the reason.
-    #[default]
-    Best,
-    /// `--no-trace` (`--no-bpf`): sampled from /proc.
-    Sampled,
-}
-
-impl TraceHow {
-    /// From the `--no-trace` flag.
-    pub fn from_flag(no_trace: bool) -> TraceHow {
-        if no_trace {
-            TraceHow::Sampled
-        } else {
-            TraceHow::Best
-        }
-    }
-}
-
-/// What finds who ran: the source, why it is not the best one (or none),
-/// and the counts of switches it brings along, when it does.
-pub struct TraceChoice {
-    /// The source.
-    pub source: Option<Box<dyn crate::pipeline::TraceSource>>,
-    /// Why it is not exact tracing (or there is none).
-    pub missing: Option<String>,
-    /// Switch and migration counts from the same programs.
-    pub switches: Option<Box<dyn crate::pipeline::SwitchSource>>,
-}
-
-/// The reader of who ran for a live tree, or why there is none (a tree
-/// that is not this machine, `--no-trace`, permissions or the kernel
-/// missing something). `owners`: the pids that own the CPUs, when known.
-pub fn tracer_for(
-    tree: &Tree,
-    roots: &Roots,
-    watched: &[u32],
-    how: TraceHow,
-    owners: Vec<u32>,
-) -> TraceChoice {
-    let none = |why: String| TraceChoice {
-        source: None,
-        missing: Some(why),
-        switches: None,
-    };
-    if *tree != Tree::Live {
-        return none("the tree is not this machine's live kernel".into());
-    }
-    let sampled = |owners: Vec<u32>| -> Box<dyn crate::pipeline::TraceSource> {
-        Box::new(crate::pipeline::sampled::SampledTrace::new(
-            &roots.procfs,
-            watched,
-            owners,
-        ))
-    };
-    // the counters of noisetop's own IPIs may have mounted tracefs: said
-    // on the who-ran line, whichever way who ran is found
-    let noted =
-        |inner: Box<dyn crate::pipeline::TraceSource>| -> Box<dyn crate::pipeline::TraceSource> {
-            match mount_tracefs(&roots.sysfs) {
-                Some(Ok(note)) => Box::new(Wrapped { inner, add: note }),
-                _ => inner,
-            }
-        };
-    if how == TraceHow::Sampled {
-        return TraceChoice {
-            source: Some(noted(sampled(owners))),
-            missing: Some("--no-trace".into()),
-            switches: None,
-        };
-    }
-    match crate::pipeline::in_kernel::open(&roots.sysfs, &roots.procfs, watched, owners.clone()) {
-        Ok((t, s)) => TraceChoice {
-            source: Some(noted(Box::new(t))),
-            missing: None,
-            switches: Some(Box::new(s)),
-        },
-        // who ran is still told, sampled from each task's run time
-        Err(why) => TraceChoice {
-            source: Some(noted(sampled(owners))),
-            missing: Some(format!("BPF: {why}")),
-            switches: None,
-        },
-    }
-}
-
-/// Mounts tracefs where the kernel documents it, as perf does, when it is
-/// mounted nowhere and the tree is this machine's `/sys`: `None` when there
-/// was nothing to do, else what was done or why it could not be. Tried
-/// once: the counters of noisetop's own IPIs, opened first, need it as the
-/// tracer does, and the tracer still says what was done.
-fn mount_tracefs(sysfs: &Path) -> Option<Result<String, String>> {
-    static ONCE: std::sync::OnceLock<Option<Result<String, String>>> = std::sync::OnceLock::new();
-    if sysfs != Path::new("/sys") {
-        return None;
-    }
-    ONCE.get_or_init(|| mount_tracefs_now(sysfs)).clone()
-}
-
-fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, String>> {
-    if crate::os::tracepoint::find_tracefs(sysfs).is_some() {
-        return None;
-    }
-    let at = sysfs.join("kernel/tracing");
-    if !crate::os::sys::is_root() {
-        return Some(Err(format!(
-            "noisetop mounts tracefs at {} only as root",
-            at.display()
-        )));
-    }
-    Some(match crate::os::sys::mount_tracefs(&at) {
-        Ok(()) => Ok(format!(
-            "tracefs was not mounted: noisetop mounted it at {} (as perf does)",
-            at.display()
-        )),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => Err(format!(
-            "mounting tracefs at {} was refused: {e} (mounting needs CAP_SYS_ADMIN)",
-            at.display()
-        )),
-        Err(e) => Err(format!("mounting tracefs at {} failed: {e}", at.display())),
-    })
-}
-
-/// The kernel's counters of the IPIs noisetop sends to watched CPUs, on a
-/// live tree with tracefs; opened first, so that setup counts too.
-pub fn own_ipis(
-    tree: &Tree,
-    roots: &Roots,
-    watched: &[u32],
-) -> Result<crate::os::ipi_count::SelfIpis, String> {
-    if *tree != Tree::Live {
-        return Err("the tree is not this machine's live kernel".into());
-    }
-    let mounted = mount_tracefs(&roots.sysfs);
-    let tracefs = crate::os::tracepoint::find_tracefs(&roots.sysfs).ok_or_else(|| {
-        let why = format!(
-            "tracefs is not mounted at {}/kernel/tracing",
-            roots.sysfs.display()
-        );
-        match mounted {
-            Some(Err(e)) => format!("{why} ({e})"),
-            _ => why,
-        }
-    })?;
-    crate::os::ipi_count::SelfIpis::open(&tracefs, watched)
-}
-
-/// The driver every live command runs: the engine on this tree, the
-/// sampler's file budget, the thresholds and the watched CPUs.
-pub fn new_driver<H: Hardware>(
-    fs: crate::os::fs::Fs,
-    machine: crate::model::machine::Machine,
-    hw: H,
-    budget: Option<usize>,
-    watched: &[u32],
-    config: crate::noise::config::NoiseConfig,
-) -> crate::pipeline::Driver<H> {
-    let mut engine = crate::sample::engine::Engine::new(
-        crate::sample::sampler::Sampler::with_machine(fs, machine, hw),
-    );
-    if let Some(files) = budget {
-        engine.sampler.set_budget(files);
-    }
-    crate::pipeline::Driver::new(engine)
-        .with_config(config)
-        .watching(watched)
-}
-
-/// Gives the driver what watches the watched CPUs without interrupting
-/// them: who ran (counted in the kernel, traced, or sampled from /proc),
-/// their switches and migrations, and the kernel's count of noisetop's own
-/// IPIs.
-pub fn watch<H: Hardware>(
-    driver: &mut crate::pipeline::Driver<H>,
-    tree: &Tree,
-    roots: &Roots,
-    watched: &[u32],
-    how: TraceHow,
-    owners: Vec<u32>,
-    own_ipis: Result<crate::os::ipi_count::SelfIpis, String>,
-) {
-    let choice = tracer_for(tree, roots, watched, how, owners);
-    driver.set_tracer(choice.source, choice.missing);
-    count_switches(driver, tree, choice.switches);
-    driver.set_own_ipis(own_ipis);
-}
-
-/// Counts the watched CPUs' switches and migrations, on a live tree only:
-/// with the in-kernel counts where they loaded, else with counting rings.
-pub fn count_switches<H: Hardware>(
-    driver: &mut crate::pipeline::Driver<H>,
-    tree: &Tree,
-    in_kernel: Option<Box<dyn crate::pipeline::SwitchSource>>,
-) {
-    if *tree != Tree::Live {
-        return;
-    }
-    let s =
-        in_kernel.unwrap_or_else(|| Box::new(crate::pipeline::switches::CountingRings::default()));
-    driver.set_switches(Some(s), None);
 }
 
 /// Refuses CPUs that are not online, naming the online list.

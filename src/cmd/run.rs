@@ -11,10 +11,8 @@ use anyhow::{Context, Result};
 use crate::cli::RunArgs;
 use crate::model::machine::Machine;
 use crate::os::fs::{Fs, Roots};
-use crate::os::live::{LiveHw, LiveOptions};
-use crate::pipeline::Driver;
-use crate::sample::engine::Engine;
-use crate::sample::sampler::Sampler;
+use crate::os::live::LiveOptions;
+use crate::pipeline::setup::{DriverBuilder, TraceHow, Tree};
 
 pub mod alone;
 pub mod output;
@@ -60,12 +58,6 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     let check = (a.series.repeat.is_some() && !a.series.no_check)
         .then(|| series::check_items(&cpus, &config.check));
     let facts = machine.clone();
-    // before any other perf event: installing them is counted too
-    let own_ipis = crate::cmd::own_ipis(&crate::cmd::Tree::Live, &roots, &cpus);
-    let hw = LiveHw::open(&machine.hw_targets(), &roots, LiveOptions::default());
-    let engine = Engine::new(Sampler::with_machine(fs, machine, hw));
-    let mut driver = Driver::new(engine).with_config(config).watching(&cpus);
-
     // noisetop moves off the command's CPUs first and never runs there: the
     // command is started through a trampoline that pins itself and execs it
     // (`sys::spawn_pinned`): no fork of noisetop, whose TLB flush would
@@ -75,15 +67,17 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
     crate::os::sys::pin_all(&back).context("cannot move noisetop off the command's CPUs")?;
     // watched and sampled before the command starts: its first
     // milliseconds are in the first interval, not before it
-    crate::cmd::watch(
-        &mut driver,
-        &crate::cmd::Tree::Live,
-        &roots,
-        &cpus,
-        crate::cmd::TraceHow::from_flag(a.no_trace),
-        Vec::new(),
-        own_ipis,
-    );
+    let driver = DriverBuilder::new(roots, Tree::Live)
+        .live_options(LiveOptions {
+            no_perf: a.no_perf,
+            no_msr: a.no_msr,
+        })
+        .watching(&cpus)
+        .trace(TraceHow::from_flag(a.no_trace))
+        .budget(a.budget)
+        .config(config)
+        .build(fs, machine)
+        .map_err(anyhow::Error::msg)?;
     let signals = Forwarder::install()?;
     let mut session = Session {
         driver,

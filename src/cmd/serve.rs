@@ -9,12 +9,13 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
 use crate::cli::{RecordArgs, SampleArgs, SourceArgs, WatchArgs};
-use crate::cmd::{AnyHw, UsageError};
+use crate::cmd::UsageError;
 use crate::model::machine::Machine;
 use crate::os::fs::Fs;
 use crate::os::stop::Stop;
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, End, Live, Phase};
+use crate::pipeline::setup::{AnyHw, TraceHow};
 use crate::pipeline::{Driver, Flow};
 use crate::serve::http::{self, Limits};
 use crate::serve::webconfig::{self, WebConfig};
@@ -84,10 +85,6 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
     crate::cmd::check_cpus("--watch", &watched, &machine)?;
-    let tree = crate::cmd::tree_kind(&a.source, &roots);
-    // the IPI counters open before any other perf event, so setup counts too
-    let own_ipis = crate::cmd::own_ipis(&tree, &roots, &watched);
-    let hw = crate::cmd::open_hw(&tree, &a.source, &roots, &machine)?;
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
     let server = http::bind(&a.listen, &web, Limits::default()).map_err(|e| anyhow!(e))?;
     let shared = Arc::new(Shared::default());
@@ -96,17 +93,14 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let exporter = Arc::new(Mutex::new(ex));
     let mut sinks = crate::cmd::batch::sinks(&a.record, &machine, a.sample.interval, &watched)?;
     sinks.push(Box::new(ExportSink(Arc::clone(&exporter))));
-    let mut driver: Driver<AnyHw> =
-        crate::cmd::new_driver(fs, machine, hw, a.sample.budget, &watched, config);
-    crate::cmd::watch(
-        &mut driver,
-        &tree,
-        &roots,
-        &watched,
-        crate::cmd::TraceHow::from_flag(a.watch.no_trace),
-        a.watch.owner.clone(),
-        own_ipis,
-    );
+    let mut driver: Driver<AnyHw> = crate::cmd::driver_for(&a.source)
+        .watching(&watched)
+        .owners(a.watch.owner.clone())
+        .trace(TraceHow::from_flag(a.watch.no_trace))
+        .budget(a.sample.budget)
+        .config(config)
+        .build(fs, machine)
+        .map_err(anyhow::Error::msg)?;
     let stop = Stop::on_signals().context("cannot install signal handlers")?;
     let handle = server
         .spawn(Arc::clone(&shared))

@@ -36,7 +36,9 @@ pub fn run(source: &SourceArgs) -> Result<()> {
     let mut fs = Fs::new(roots.clone());
     let machine = Machine::read(&mut fs);
     let tree = crate::cmd::tree_kind(source, &roots);
-    let hw = crate::cmd::open_hw(&tree, source, &roots, &machine)?;
+    let hw =
+        crate::pipeline::setup::open_hw(&tree, &roots, &machine, crate::cmd::live_options(source))
+            .map_err(anyhow::Error::msg)?;
     let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
     // one instant for scripts: every CPU's files, whatever the machine size
     engine.sampler.set_budget(usize::MAX);

@@ -12,6 +12,7 @@ pub mod live;
 mod owner;
 pub mod replay;
 pub mod sampled;
+pub mod setup;
 pub mod switches;
 pub mod trace;
 pub mod wrapped;

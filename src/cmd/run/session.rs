@@ -15,10 +15,10 @@ use super::seen::{Accumulator, RunFacts, RunReport};
 use super::signals::Forwarder;
 use super::waits::{self, Waits};
 use crate::cmd::record_sink::RecordSink;
-use crate::os::live::LiveHw;
 use crate::os::stop::Stop;
 use crate::pipeline::control::Control;
 use crate::pipeline::live::{self, Live};
+use crate::pipeline::setup::AnyHw;
 use crate::pipeline::{Driver, Flow, Msg, Sink, Step};
 
 /// An instant on both clocks.
@@ -46,7 +46,7 @@ impl Stamp {
 /// What stays set up from one run to the next.
 pub struct Session {
     /// The pipeline, watching the command's CPUs.
-    pub driver: Driver<LiveHw>,
+    pub driver: Driver<AnyHw>,
     /// `--record`, when asked for.
     pub record: Option<RecordSink>,
     /// The command's CPUs.
