@@ -25,7 +25,9 @@ pub enum Change {
     OwnCpu(f64),
     /// The loop's clock as it is about to draw.
     Tick(Instant),
-    /// The terminal's size the loop is about to draw at.
+    /// The terminal's size the loop is about to draw at: the first one
+    /// opens the overview instead of the Cores view when the CPUs do not
+    /// fit as rows.
     Screen(Size),
 }
 
