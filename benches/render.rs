@@ -11,7 +11,7 @@
 //! other processes do not.
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use ratatui::buffer::Buffer;
@@ -25,7 +25,7 @@ use noisetop::sample::engine::Engine;
 use noisetop::sample::sampler::Sampler;
 use noisetop::testkit::synth::{self, Flavor, Spec};
 use noisetop::tui::state::State;
-use noisetop::tui::state::{Origin, View};
+use noisetop::tui::state::{Change, Origin, View};
 use noisetop::tui::theme::Theme;
 
 /// Plays a synthetic capture of `cpus` CPUs into a state watching CPUs 2-5.
@@ -60,8 +60,9 @@ fn state(cpus: u32) -> State {
         &tx,
     );
     drop(tx);
+    let now = Instant::now();
     for m in rx {
-        s.apply(m);
+        s.update(Change::Feed(m, now));
     }
     s
 }
@@ -97,7 +98,7 @@ fn real_1152() -> Option<State> {
         Theme { color: true },
     )
     .with_watched(vec![2, 3, 4, 5]);
-    s.apply(Msg::Sample(sample));
+    s.update(Change::Feed(Msg::Sample(sample), Instant::now()));
     Some(s)
 }
 
@@ -137,13 +138,12 @@ fn bench(c: &mut Criterion) {
     {
         states.push(("real1152".into(), s));
     }
-    for (name, s) in &mut states {
+    for (name, s) in &states {
         for (view, w, h) in CASES {
-            s.view = view;
-            s.screen = Size::new(w, h);
+            let s = s.clone().with_view(view).with_screen(Size::new(w, h));
             g.bench_with_input(
-                BenchmarkId::new(format!("{view:?}_{w}x{h}").to_lowercase(), &*name),
-                &*s,
+                BenchmarkId::new(format!("{view:?}_{w}x{h}").to_lowercase(), name),
+                &s,
                 |b, s| {
                     b.iter(|| black_box(frame(s, w, h)));
                 },
@@ -171,10 +171,9 @@ fn cpu_time_per_frame() {
     if let Some(s) = real_1152() {
         states.push(("real 1152".into(), s));
     }
-    for (name, s) in &mut states {
+    for (name, s) in &states {
         for (view, w, h) in CASES {
-            s.view = view;
-            s.screen = Size::new(w, h);
+            let s = &s.clone().with_view(view).with_screen(Size::new(w, h));
             let Some(t0) = thread_ticks() else {
                 println!("  /proc/thread-self/stat unreadable: skipped");
                 return;

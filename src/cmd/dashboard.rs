@@ -59,11 +59,10 @@ fn state_for(
     config: crate::noise::config::NoiseConfig,
 ) -> State {
     let no_color = std::env::var("NO_COLOR").ok();
-    let mut s = State::new(machine, origin, interval, Theme::new(no_color.as_deref()))
-        .with_watched(watched.to_vec());
-    s.only = only;
-    s.config = config;
-    s
+    State::new(machine, origin, interval, Theme::new(no_color.as_deref()))
+        .with_watched(watched.to_vec())
+        .with_only(only)
+        .with_config(config)
 }
 
 /// Runs the loop between `ratatui::init` and `ratatui::restore`.
@@ -151,11 +150,11 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         config,
     );
     if let Tree::Foreign(why) = &tree {
-        state.foreign = Some(why.clone());
+        state = state.with_foreign(why.clone());
     }
     // the last probe measured this machine: a foreign tree gets none
     if matches!(tree, Tree::Live) {
-        state.probe = crate::probe::sinks::load_last();
+        state = state.with_probe(crate::probe::sinks::load_last());
     }
     let ctl = control.clone();
     let mut wiring = Wiring {
@@ -176,14 +175,13 @@ pub fn live(a: &LiveArgs) -> Result<()> {
         measure_self: true,
     };
     if let Some(sv) = &saved {
-        sv.apply(&mut state);
+        state = sv.apply(state);
     }
     if a.show.is_some() || a.hide.is_some() {
-        state.columns = crate::tui::columns::shown(
+        state = state.with_columns(crate::tui::columns::shown(
             a.show.as_ref().map(|c| c.0.as_slice()),
             a.hide.as_ref().map_or(&[], |c| c.0.as_slice()),
-        );
-        state.chosen_columns.clone_from(&state.columns);
+        ));
     }
     let r = on_terminal(&mut state, &mut wiring);
     if let Some(p) = &saved_at

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use ratatui::Terminal;
@@ -28,7 +28,7 @@ use crate::pipeline::{Driver, Step, replay};
 use crate::sample::engine::Engine;
 use crate::sample::sampler::Sampler;
 use crate::tui::keys::Action;
-use crate::tui::state::{Origin, State};
+use crate::tui::state::{Change, Origin, State};
 use crate::tui::theme::Theme;
 
 /// Plays every interval of the capture in `dir` into a fresh dashboard,
@@ -56,8 +56,9 @@ pub fn replayed(dir: &Path, name: &str) -> Result<State> {
     let (tx, rx) = std::sync::mpsc::sync_channel(r.instants.len() + 2);
     replay::replay_into(&r.instants, r.driver, None, &mut [], &tx);
     drop(tx);
+    let now = Instant::now();
     for m in rx {
-        s.apply(m);
+        s.update(Change::Feed(m, now));
     }
     Ok(s)
 }
@@ -83,7 +84,7 @@ pub fn rooted(root: &Path, name: &str) -> Result<State> {
     let hw = match tree_kind(&source, &r) {
         Tree::Foreign(why) => {
             let why = named(why);
-            s.foreign = Some(why.clone());
+            s = s.with_foreign(why.clone());
             // a foreign tree's wall clock is the time it is read: left out,
             // so that the picture does not change with the day it is drawn
             Captured {
@@ -98,25 +99,32 @@ pub fn rooted(root: &Path, name: &str) -> Result<State> {
         ),
     };
     let mut driver = Driver::new(Engine::new(Sampler::with_machine(fs, machine, hw)));
+    let rename = |statuses: &mut Vec<crate::sample::ladder::Status>| {
+        for st in statuses {
+            for t in [&mut st.source, &mut st.note].into_iter().flatten() {
+                *t = named(std::mem::take(t));
+            }
+        }
+    };
+    let now = Instant::now();
     for _ in 0..2 {
         let msg = match driver.step() {
-            Step::Ready(statuses) => crate::pipeline::Msg::Ready {
-                statuses,
-                next_at: None,
-            },
+            Step::Ready(mut statuses) => {
+                rename(&mut statuses);
+                crate::pipeline::Msg::Ready {
+                    statuses,
+                    next_at: None,
+                }
+            }
             Step::Sample(mut x) => {
-                for n in &mut x.notes {
+                for n in x.notes.iter_mut().chain(&mut x.who_ran) {
                     *n = named(std::mem::take(n));
                 }
+                rename(&mut x.statuses);
                 crate::pipeline::Msg::Sample(x)
             }
         };
-        s.apply(msg);
-    }
-    for st in &mut s.statuses {
-        for t in [&mut st.source, &mut st.note].into_iter().flatten() {
-            *t = named(std::mem::take(t));
-        }
+        s.update(Change::Feed(msg, now));
     }
     Ok(s)
 }
@@ -186,8 +194,7 @@ pub fn screen(p: &Picture, repo: &Path) -> Result<Buffer> {
         Source::Root => rooted(&tree, p.tree)?,
     };
     // the first draw picks the view, as the dashboard's does
-    s.screen = p.size;
-    s.fit_view();
+    s.update(Change::Screen(p.size));
     for &k in p.keys {
         s.update(k);
     }
@@ -209,8 +216,7 @@ pub fn text(buf: &Buffer) -> String {
 /// Draws `s` on a screen of `size`, as the dashboard's loop draws it.
 pub fn draw(s: &State, size: Size) -> Buffer {
     let mut s = s.clone();
-    s.screen = size;
-    s.fit_view();
+    s.update(Change::Screen(size));
     let mut t = Terminal::new(TestBackend::new(size.width, size.height))
         .expect("the test backend always opens");
     t.draw(|f| f.render_widget(&s, f.area()))

@@ -77,6 +77,9 @@ pub struct Sample {
     /// Why who ran is not counted in the kernel, where it is not (sampled
     /// from /proc instead, or not known): BPF refused, `--no-trace`.
     pub trace_missing: Option<String>,
+    /// How who ran is attributed (the traced CPUs, or why none is), when
+    /// it changed since the last sample: the screen keeps the last word.
+    pub who_ran: Option<String>,
 }
 
 /// The IPIs noisetop sent to watched CPUs (`source::ipi_count`).
@@ -429,17 +432,22 @@ impl<H: Hardware> Driver<H> {
         self.trace_missing.as_deref()
     }
 
-    /// One line on who-ran attribution: the traced CPUs, or why none is.
+    /// One line on who-ran attribution, as the sinks note it.
     pub fn trace_status(&self) -> String {
+        format!("who ran: {}", self.who_ran())
+    }
+
+    /// How who ran is attributed: the traced CPUs, or why none is.
+    pub fn who_ran(&self) -> String {
         match (&self.tracer, &self.trace_missing) {
             (Some(t), Some(why)) if t.sampled() => format!(
-                "who ran: {} on CPU {}: not traced: {why}",
+                "{} on CPU {}: not traced: {why}",
                 sampled::HOW,
                 crate::base::cpulist::format(&t.cpus()),
             ),
-            (_, Some(why)) => format!("who ran: not traced: {why}"),
+            (_, Some(why)) => format!("not traced: {why}"),
             (Some(t), None) if t.in_kernel() => {
-                let mut said = String::from("who ran: counted in the kernel (BPF) on every CPU");
+                let mut said = String::from("counted in the kernel (BPF) on every CPU");
                 if !t.cpus().is_empty() {
                     let _ = write!(
                         said,
@@ -455,7 +463,7 @@ impl<H: Hardware> Driver<H> {
             }
             (Some(t), None) if !t.cpus().is_empty() => {
                 let mut said = format!(
-                    "who ran: kept windows on CPU {}",
+                    "kept windows on CPU {}",
                     crate::base::cpulist::format(&t.cpus()),
                 );
                 for n in t.notes() {
@@ -465,12 +473,12 @@ impl<H: Hardware> Driver<H> {
                 said
             }
             // one wording wherever nothing is watched, live or replayed
-            (Some(_), None) => format!("who ran: not traced: {NOTHING_WATCHED}"),
+            (Some(_), None) => format!("not traced: {NOTHING_WATCHED}"),
             (None, None) if self.watched().is_empty() => {
-                format!("who ran: not traced: {NOTHING_WATCHED}")
+                format!("not traced: {NOTHING_WATCHED}")
             }
             // only a replay has no tracer and nothing that says why
-            (None, None) => format!("who ran: not traced: {NOT_KEPT}"),
+            (None, None) => format!("not traced: {NOT_KEPT}"),
         }
     }
 
@@ -534,9 +542,11 @@ impl<H: Hardware> Driver<H> {
             },
         );
         let mut notes = Vec::new();
-        let said = self.trace_status();
+        let mut who_ran = None;
+        let said = self.who_ran();
         if self.trace_said.as_ref() != Some(&said) {
-            notes.push(said.clone());
+            notes.push(format!("who ran: {said}"));
+            who_ran = Some(said.clone());
             self.trace_said = Some(said);
         }
         // said only while CPUs are watched: the claim is about them
@@ -560,6 +570,7 @@ impl<H: Hardware> Driver<H> {
             notes,
             own_ipis,
             trace_missing: self.trace_missing.clone(),
+            who_ran,
         }))
     }
 }

@@ -36,12 +36,16 @@ fn driver(dir: &std::path::Path) -> Driver<Captured> {
     d
 }
 
-fn notes(d: &mut Driver<Captured>) -> Vec<String> {
+fn sample(d: &mut Driver<Captured>) -> super::Sample {
     d.engine.sampler.hw.stamp.mono_ns += 1_000_000_000;
     match d.step() {
-        Step::Sample(s) => s.notes,
+        Step::Sample(s) => *s,
         Step::Ready(_) => panic!("an interval"),
     }
+}
+
+fn notes(d: &mut Driver<Captured>) -> Vec<String> {
+    sample(d).notes
 }
 
 const KEPT: &str = "who ran: kept windows on CPU 1";
@@ -53,6 +57,19 @@ fn the_status_is_said_once() {
     assert!(matches!(d.step(), Step::Ready(_)));
     assert_eq!(notes(&mut d), [KEPT]);
     assert_eq!(notes(&mut d), Vec::<String>::new(), "said once");
+}
+
+/// The screen keeps the status from a field of its own, not from the
+/// wording of a note: it comes with the note, once, without its label.
+#[test]
+fn the_status_comes_in_its_own_field_beside_the_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = driver(dir.path());
+    assert!(matches!(d.step(), Step::Ready(_)));
+    let first = sample(&mut d);
+    assert_eq!(first.who_ran.as_deref(), Some("kept windows on CPU 1"));
+    assert_eq!(first.notes, [KEPT]);
+    assert_eq!(sample(&mut d).who_ran, None, "said once");
 }
 
 /// A source that says it counts in the kernel.

@@ -24,7 +24,7 @@ const WIDE_FIXED: usize = 110;
 /// Fixed part of a wide row with the optional columns on screen.
 fn wide_fixed(s: &State) -> usize {
     let all: Vec<usize> = (0..crate::tui::columns::COLUMNS.len()).collect();
-    WIDE_FIXED - crate::tui::columns::width(&all) + crate::tui::columns::width(&s.columns)
+    WIDE_FIXED - crate::tui::columns::width(&all) + crate::tui::columns::width(s.nav().columns())
 }
 /// Fixed part of a compact row (everything but the two bars and the noise column).
 const COMPACT_FIXED: usize = 30;
@@ -51,19 +51,24 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         order.len(),
     );
     // the rows listed, summed up: turbostat's `-` row
-    let all = s.latest.as_ref().map(|iv| {
+    let all = s.judged().latest().map(|iv| {
         let rows: Vec<&CpuRates> = order.iter().filter_map(|c| iv.cpu(*c)).collect();
         crate::tui::summary::of(&rows)
     });
     let ctx = Ctx {
         s,
-        t: s.theme,
+        t: s.theme(),
         scale: FreqScale {
-            max: s.machine.max_mhz.or(s.history.max_bzy),
-            base: s.machine.base_mhz.as_ref().map(|b| b.0),
+            max: s
+                .judged()
+                .machine()
+                .max_mhz
+                .or(s.judged().history().max_bzy),
+            base: s.judged().machine().base_mhz.as_ref().map(|b| b.0),
         },
         noise_min: s
-            .watched
+            .judged()
+            .watched()
             .iter()
             .filter_map(|&c| owner_label(s, c))
             .map(|o| o.chars().count() + 3 + OWNER_AND_ONE)
@@ -76,7 +81,8 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         (area.width - 1) / 2
     };
     let at = s
-        .selected
+        .nav()
+        .selected()
         .and_then(|c| order.iter().position(|x| *x == c))
         .unwrap_or(0);
     let slots = g.slots().max(1);
@@ -107,7 +113,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
                 compact_row(&ctx, cpu, ctx.s.rates(cpu), colw as usize)
             };
             put(buf, x, y, &line, colw);
-            if Some(cpu) == s.selected {
+            if Some(cpu) == s.nav().selected() {
                 buf.set_style(Rect::new(x, y, colw, 1), ctx.t.selected());
             }
         }
@@ -155,7 +161,8 @@ fn bottom_legend(ctx: &Ctx<'_>, g: Geometry, area: Rect, buf: &mut Buffer) {
 
 /// Package lines under wide rows.
 fn package_rows(s: &State) -> u16 {
-    s.latest
+    s.judged()
+        .latest()
         .as_ref()
         .map_or(0, |iv| iv.pkgs.len().min(4) as u16)
 }
@@ -230,7 +237,7 @@ const TOP_RUNNER_PCT: f64 = 5.0;
 /// least [`TOP_RUNNER_PCT`] of the window, and `pid 16073 62%` for a
 /// narrow cell (the detail names it).
 fn top_runner(s: &State, cpu: u32) -> Option<(String, String)> {
-    let tc = s.trace.as_ref()?.shown(cpu)?;
+    let tc = s.judged().trace()?.shown(cpu)?;
     let o = tc.owner.as_ref()?;
     let pct = tc.pct(tc.owner_ns)?;
     (pct >= TOP_RUNNER_PCT).then(|| {
@@ -243,7 +250,8 @@ fn top_runner(s: &State, cpu: u32) -> Option<(String, String)> {
 
 /// The owner of a watched CPU, when known.
 fn owner_of(s: &State, cpu: u32) -> Option<&crate::noise::traced::TracedTask> {
-    s.trace
+    s.judged()
+        .trace()
         .as_ref()
         .filter(|_| s.is_watched(cpu))?
         .cpu(cpu)?
@@ -254,7 +262,7 @@ fn owner_of(s: &State, cpu: u32) -> Option<&crate::noise::traced::TracedTask> {
 /// The idle states the bar stacks, each with whether it is disabled on
 /// any CPU (`stateN/disable`).
 pub fn state_names(s: &State) -> Vec<(String, bool)> {
-    let Some(iv) = s.latest.as_ref() else {
+    let Some(iv) = s.judged().latest() else {
         return Vec::new();
     };
     let Some(first) = iv.cpus.first() else {
@@ -324,7 +332,8 @@ fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
         Span::styled(" │ ", t.dim()),
         Span::styled(
             ctx.s
-                .columns
+                .nav()
+                .columns()
                 .iter()
                 .map(|i| {
                     let c = &crate::tui::columns::COLUMNS[*i];
@@ -472,7 +481,8 @@ fn noise(ctx: &Ctx<'_>, cpu: u32, w: usize) -> Vec<Span<'static>> {
         && ctx.s.one_instant()
         && let Some(khz) = ctx
             .s
-            .machine
+            .judged()
+            .machine()
             .cpufreq
             .iter()
             .find(|f| f.cpu == cpu)
@@ -515,7 +525,7 @@ fn num(v: &str, w: usize, t: Theme, zero_dim: bool) -> Span<'static> {
 
 fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'static> {
     let t = ctx.t;
-    let topo = ctx.s.machine.topo(cpu);
+    let topo = ctx.s.judged().machine().topo(cpu);
     let (fb, cb, nw) = split_for(ctx, w, wide_fixed(ctx.s), 12, 8);
     let core = match topo.and_then(|x| x.core) {
         _ if cpu == ALL => String::new(),
@@ -531,7 +541,7 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'st
             .map_or_else(|| fmt::NONE.into(), u32::to_string),
         _ => fmt::UNKNOWN.into(),
     };
-    let h = ctx.s.history.cpu(cpu);
+    let h = ctx.s.judged().history().cpu(cpu);
     let minmax = match h.and_then(|h| Some((h.min_bzy?, h.max_bzy?))) {
         Some((lo, hi)) => format!("{lo:.0}–{hi:.0}"),
         None => fmt::UNKNOWN.into(),
@@ -554,7 +564,7 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'st
     spans.extend(bars::cstates(r, cb, t));
     spans.push(num(&bars::exit_latency(r), 9, t, false));
     spans.push(Span::styled(" │ ", t.dim()));
-    for i in &ctx.s.columns {
+    for i in ctx.s.nav().columns() {
         let c = &crate::tui::columns::COLUMNS[*i];
         spans.push(num(&(c.value)(r), c.width, t, true));
     }
@@ -593,7 +603,9 @@ fn compact_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<
 /// C-states, temperature.
 fn packages(ctx: &Ctx<'_>, area: Rect, buf: &mut Buffer) {
     let t = ctx.t;
-    let Some(iv) = &ctx.s.latest else { return };
+    let Some(iv) = ctx.s.judged().latest() else {
+        return;
+    };
     for (i, p) in iv.pkgs.iter().enumerate().take(area.height as usize) {
         // turbostat's order: temperature, package C-states, then power;
         // on a narrow screen the power domains are what gives way

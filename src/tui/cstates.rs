@@ -26,8 +26,8 @@ const FIG_W: usize = 6;
 
 /// Draws the C-states view.
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
-    let Some(iv) = &s.latest else {
+    let t = s.theme();
+    let Some(iv) = s.judged().latest() else {
         put_str(
             buf,
             area.x + 1,
@@ -68,7 +68,8 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     let order = s.order();
     let rows = area.height.saturating_sub(HEAD_ROWS + pkg_rows) as usize;
     let at = s
-        .selected
+        .nav()
+        .selected()
         .and_then(|c| order.iter().position(|x| *x == c))
         .unwrap_or(0);
     let start = at.checked_div(rows).map_or(0, |page| page * rows);
@@ -76,7 +77,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         let Some(r) = iv.cpu(*cpu) else { continue };
         let y = area.y + HEAD_ROWS + i as u16;
         put(buf, area.x, y, &cpu_row(s, r, window, sw), area.width);
-        if Some(*cpu) == s.selected {
+        if Some(*cpu) == s.nav().selected() {
             buf.set_style(Rect::new(area.x, y, area.width, 1), t.selected());
         }
     }
@@ -116,7 +117,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
 /// what one read names when no residency was measured; `None` before an
 /// interval.
 pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
-    let iv = s.latest.as_ref()?;
+    let iv = s.judged().latest()?;
     let measured = iv.cpus.iter().any(|r| {
         r.idle.iter().any(|st| st.pct.is_some()) || r.hw_cstates.iter().any(|h| h.1.is_some())
     });
@@ -132,9 +133,12 @@ pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
 /// sysfs names for the selected CPU, with exit latency and target
 /// residency, and why there are no rates; lines for a box `width` wide.
 fn static_states(s: &State, width: u16) -> Vec<Line<'static>> {
-    let t = s.theme;
-    let cpu = s.selected.or_else(|| s.machine.online.first().copied());
-    let states = cpu.and_then(|c| s.machine.idle_states.get(&c));
+    let t = s.theme();
+    let cpu = s
+        .nav()
+        .selected()
+        .or_else(|| s.judged().machine().online.first().copied());
+    let states = cpu.and_then(|c| s.judged().machine().idle_states.get(&c));
     let why = match (states, s.one_instant()) {
         (Some(v), true) if !v.is_empty() => format!(
             "one instant: rates need two. sysfs names {} idle states for CPU {}; residency and \
@@ -147,7 +151,8 @@ fn static_states(s: &State, width: u16) -> Vec<Line<'static>> {
             v.len()
         ),
         _ => s
-            .machine
+            .judged()
+            .machine()
             .idle_missing
             .clone()
             .unwrap_or_else(|| "no idle states: this tree has no cpuidle directory".into()),
@@ -190,7 +195,7 @@ fn static_states(s: &State, width: u16) -> Vec<Line<'static>> {
 /// Three header lines: state names (`(off)` when disabled in sysfs), exit
 /// latency / target residency, and the names of each state's figures.
 fn header(s: &State, first: &CpuRates, window: Option<f64>, sw: usize) -> [Line<'static>; 3] {
-    let t = s.theme;
+    let t = s.theme();
     let mut names = vec![Span::styled("  CPU   C0 %", t.title())];
     let mut units = vec![Span::styled(" exit/tgt µs", t.dim())];
     let mut cols = vec![Span::styled("        busy", t.dim())];
@@ -249,7 +254,7 @@ fn cell(st: &IdleRate, sw: usize) -> String {
 }
 
 fn cpu_row(s: &State, r: &CpuRates, window: Option<f64>, sw: usize) -> Line<'static> {
-    let t = s.theme;
+    let t = s.theme();
     let mark = if s.is_watched(r.cpu) { "▸" } else { " " };
     let mut spans = vec![
         Span::styled(

@@ -26,8 +26,10 @@ const VALUE_W: u16 = 10;
 
 /// Draws the detail view.
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
-    let Some(cpu) = s.selected else { return };
+    let t = s.theme();
+    let Some(cpu) = s.nav().selected() else {
+        return;
+    };
     put(
         buf,
         area.x,
@@ -50,7 +52,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     } else {
         (body, None)
     };
-    match s.history.cpu(cpu) {
+    match s.judged().history().cpu(cpu) {
         Some(h) if !h.avg.is_empty() => render_charts(s, h, charts, buf),
         _ => put_str(
             buf,
@@ -67,8 +69,8 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
 }
 
 fn title(s: &State, cpu: u32, room: usize) -> Line<'static> {
-    let t = s.theme;
-    let topo = s.machine.topo(cpu);
+    let t = s.theme();
+    let topo = s.judged().machine().topo(cpu);
     // whole pieces: on a narrow screen the topology's far ends go first
     let mut pieces = vec![Piece::new(format!("CPU {cpu}"), t.title(), ALWAYS)];
     if let Some(x) = topo {
@@ -150,8 +152,10 @@ pub fn time_axis(n: usize, dt: f64, width: usize) -> String {
 /// under its process list): the selected CPU's charts across the width,
 /// in a box that names the CPU.
 pub fn render_history_box(s: &State, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
-    let Some(cpu) = s.selected else { return };
+    let t = s.theme();
+    let Some(cpu) = s.nav().selected() else {
+        return;
+    };
     let watched = if s.is_watched(cpu) { " · watched" } else { "" };
     let block = Block::bordered()
         .title(Span::styled(
@@ -162,7 +166,7 @@ pub fn render_history_box(s: &State, area: Rect, buf: &mut Buffer) {
         .border_style(t.dim());
     let inner = block.inner(area);
     block.render(area, buf);
-    match s.history.cpu(cpu) {
+    match s.judged().history().cpu(cpu) {
         Some(h) if !h.avg.is_empty() => render_charts(s, h, inner, buf),
         _ => put_str(
             buf,
@@ -176,12 +180,13 @@ pub fn render_history_box(s: &State, area: Rect, buf: &mut Buffer) {
 }
 
 fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
+    let t = s.theme();
     // the last row is the time axis shared by the five charts
     let dt = s
-        .latest
+        .judged()
+        .latest()
         .as_ref()
-        .map_or(s.interval.as_secs_f64(), |iv| iv.dt_s);
+        .map_or(s.pacing().interval().as_secs_f64(), |iv| iv.dt_s);
     let axis = time_axis(h.avg.len(), dt, area.width as usize);
     let area = if area.height > 5 && !axis.is_empty() {
         put_str(
@@ -198,7 +203,12 @@ fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
     };
     let [freq, busy, cst, irq, csw] = area.layout(&Layout::vertical([Constraint::Fill(1); 5]));
     let w = area.width as usize;
-    let max_mhz = s.machine.max_mhz.or(s.history.max_bzy).unwrap_or(1.0);
+    let max_mhz = s
+        .judged()
+        .machine()
+        .max_mhz
+        .or(s.judged().history().max_bzy)
+        .unwrap_or(1.0);
     let last = |x: &Series| x.last(1).next().flatten().map(f64::from);
     let range = match (h.min_bzy, h.max_bzy) {
         (Some(lo), Some(hi)) => format!("session {lo:.0}–{hi:.0}"),
@@ -214,7 +224,10 @@ fn render_charts(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
         freq,
         &f_label,
         &bars(&h.avg, w, max_mhz),
-        t.freq(last(&h.bzy), s.machine.base_mhz.as_ref().map(|b| b.0)),
+        t.freq(
+            last(&h.bzy),
+            s.judged().machine().base_mhz.as_ref().map(|b| b.0),
+        ),
         s,
     );
     chart(
@@ -254,7 +267,7 @@ fn chart(buf: &mut Buffer, area: Rect, label: &str, data: &[Option<u64>], style:
         area.x + 1,
         area.y,
         label,
-        s.theme.title(),
+        s.theme().title(),
         area.width.saturating_sub(1),
     );
     if area.height < 2 {
@@ -266,21 +279,22 @@ fn chart(buf: &mut Buffer, area: Rect, label: &str, data: &[Option<u64>], style:
         .max(1000)
         .style(style)
         .absent_value_symbol(fmt::UNKNOWN)
-        .absent_value_style(s.theme.dim())
+        .absent_value_style(s.theme().dim())
         .render(spark, buf);
 }
 
 /// The C-state mix over time: one column per sample, C0 at the bottom,
 /// deeper states above, each share of the column's height.
 fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
+    let t = s.theme();
     if area.height == 0 {
         return;
     }
     let names: Vec<(String, bool)> = s
-        .latest
+        .judged()
+        .latest()
         .as_ref()
-        .and_then(|iv| iv.cpu(s.selected?))
+        .and_then(|iv| iv.cpu(s.nav().selected()?))
         .map(|r| {
             r.idle
                 .iter()
@@ -320,10 +334,10 @@ fn cstate_mix(s: &State, h: &CpuHistory, area: Rect, buf: &mut Buffer) {
 
 /// The current figures of the CPU and its busiest interrupt sources.
 fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
+    let t = s.theme();
     let Some(r) = s.rates(cpu) else { return };
     let mut lines: Vec<(String, String)> = figures(r);
-    if let Some(iv) = &s.latest
+    if let Some(iv) = s.judged().latest()
         && let Some(col) = iv.cpus.iter().position(|c| c.cpu == cpu)
     {
         {
@@ -348,7 +362,7 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
     }
     // who ran: on a traced CPU other tasks and interrupts by the time they
     // took over the interval; on any other, the tasks sampled from /proc
-    if let Some(tc) = s.trace.as_ref().and_then(|t| t.shown(cpu)) {
+    if let Some(tc) = s.judged().trace().and_then(|t| t.shown(cpu)) {
         let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
         lines.push((String::new(), String::new()));
         // an unwatched CPU has no owner: its longest runner is named as
@@ -373,7 +387,7 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
             .take(crate::tui::state::WHO_RAN_ROWS)
             .enumerate()
         {
-            let mark = if k == s.task_at { "▸" } else { " " };
+            let mark = if k == s.nav().task_at() { "▸" } else { " " };
             // its cgroup as an operator knows it, where it is not the root
             let from = crate::collect::cgroup_name::shown(i.task.cgroup.as_deref())
                 .map_or_else(String::new, |name| format!(" · {name}"));
@@ -386,7 +400,7 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
             lines.push(("t next task · o make it the owner".into(), String::new()));
         }
         // the probe's wake-ups were asked for: its own line, not an intruder
-        if let Some(p) = s.trace.as_ref().and_then(|t| t.probed(cpu)) {
+        if let Some(p) = s.judged().trace().and_then(|t| t.probed(cpu)) {
             lines.push((
                 format!(
                     "{} (not noise) ×{}",
@@ -406,7 +420,7 @@ fn render_panel(s: &State, cpu: u32, area: Rect, buf: &mut Buffer) {
             lines.extend(runq_lines(&k.runq));
         }
     }
-    if let Some(p) = &s.probe {
+    if let Some(p) = s.judged().probe() {
         lines.extend(probe_lines(p, cpu));
     }
     // the names take what the values leave (a space each side)

@@ -55,8 +55,8 @@ fn counts(m: &crate::model::machine::Machine) -> (String, String) {
 
 /// Header line 1: who, what, how often, when.
 fn identity(s: &State, room: usize) -> Line<'static> {
-    let t = s.theme;
-    let m = &s.machine;
+    let t = s.theme();
+    let m = s.judged().machine();
     let model = m
         .cpuinfo
         .model_name
@@ -86,20 +86,24 @@ fn identity(s: &State, room: usize) -> Line<'static> {
             3,
         ),
     ];
-    pieces.push(match &s.origin {
+    pieces.push(match s.pacing().origin() {
         Origin::Live => Piece::new(
-            format!("every {}", fmt::seconds(s.interval.as_secs_f64())),
+            format!(
+                "every {}",
+                fmt::seconds(s.pacing().interval().as_secs_f64())
+            ),
             t.text(),
             ALWAYS,
         ),
         Origin::Replay(dir) => {
             let pos = s
-                .position
+                .pacing()
+                .position()
                 .map_or_else(|| fmt::UNKNOWN.into(), |(i, n)| format!("{i}/{n}"));
-            let speed = if (s.speed - 1.0).abs() < f64::EPSILON {
+            let speed = if (s.pacing().speed() - 1.0).abs() < f64::EPSILON {
                 String::new()
             } else {
-                format!(" ×{}", s.speed)
+                format!(" ×{}", s.pacing().speed())
             };
             Piece::or_short(
                 format!("replay {dir} {pos}{speed}").replace("  ", " "),
@@ -111,7 +115,8 @@ fn identity(s: &State, room: usize) -> Line<'static> {
     });
     // a tree of one instant read without a clock has no time to show
     if let Some(iv) = s
-        .latest
+        .judged()
+        .latest()
         .as_ref()
         .filter(|iv| iv.to.wall_ns > 0 || !s.one_instant())
     {
@@ -127,7 +132,10 @@ fn identity(s: &State, room: usize) -> Line<'static> {
     }
     if s.stale_for().is_some() {
         pieces.push(Piece::new(
-            format!("STALE >{}", fmt::seconds(2.0 * s.interval.as_secs_f64())),
+            format!(
+                "STALE >{}",
+                fmt::seconds(2.0 * s.pacing().interval().as_secs_f64())
+            ),
             t.warn().add_modifier(ratatui::style::Modifier::REVERSED),
             ALWAYS,
         ));
@@ -193,8 +201,8 @@ pub fn smt_of(m: &crate::model::machine::Machine) -> Option<bool> {
 
 /// Header line 2: the settings that decide how noisy the CPUs are.
 fn settings(s: &State, room: usize) -> Line<'static> {
-    let t = s.theme;
-    let m = &s.machine;
+    let t = s.theme();
+    let m = s.judged().machine();
     let one = |v: Vec<Option<&String>>| -> String {
         let mut v: Vec<&str> = v.into_iter().flatten().map(String::as_str).collect();
         v.sort_unstable();
@@ -275,19 +283,20 @@ fn settings(s: &State, room: usize) -> Line<'static> {
 /// Header line 3: what is unavailable (details behind `u`), and the state
 /// of the feed.
 fn availability(s: &State, room: usize) -> Line<'static> {
-    let t = s.theme;
+    let t = s.theme();
     let mut missing: Vec<&str> = s
-        .statuses
+        .judged()
+        .statuses()
         .iter()
         .filter(|st| st.rung.is_none())
         .map(|st| short_metric(st.metric))
         .collect();
     // who ran is sampled, not counted in the kernel: said beside the rest
     // (u gives the reason)
-    if s.trace_missing.is_some() && !s.statuses.is_empty() {
+    if s.judged().trace_missing().is_some() && !s.judged().statuses().is_empty() {
         missing.push("exact who-ran");
     }
-    let mut pieces = vec![if s.statuses.is_empty() {
+    let mut pieces = vec![if s.judged().statuses().is_empty() {
         Piece::new("waiting for the first snapshot…", t.dim(), ALWAYS)
     } else if missing.is_empty() {
         Piece::new("every metric is available", t.good(), ALWAYS)
@@ -313,7 +322,7 @@ fn availability(s: &State, room: usize) -> Line<'static> {
             ALWAYS,
         )
     }];
-    if s.foreign.is_some() {
+    if s.judged().foreign().is_some() {
         pieces.push(Piece::or_short(
             "another machine's tree: no live counters, no rates",
             "foreign tree",
@@ -321,11 +330,11 @@ fn availability(s: &State, room: usize) -> Line<'static> {
             ALWAYS,
         ));
     }
-    if s.latest.is_none() && !s.statuses.is_empty() {
+    if s.judged().latest().is_none() && !s.judged().statuses().is_empty() {
         pieces.push(Piece::new("first interval pending", t.dim(), 3));
     }
-    if let Some(why) = &s.ended {
-        pieces.push(Piece::new(why.clone(), t.warn(), ALWAYS));
+    if let Some(why) = s.pacing().ended() {
+        pieces.push(Piece::new(why, t.warn(), ALWAYS));
     }
     fit(" ", pieces, &sep(t), room)
 }

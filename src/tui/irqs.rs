@@ -19,7 +19,8 @@ fn columns(s: &State, fit: usize) -> Vec<u32> {
     let order = s.order();
     let fit = fit.max(1);
     let at = s
-        .selected
+        .nav()
+        .selected()
         .and_then(|c| order.iter().position(|x| *x == c))
         .unwrap_or(0);
     let first = (at / fit) * fit;
@@ -37,8 +38,8 @@ fn label_widths(width: usize, cpus: usize, longest: usize) -> (usize, usize, usi
 
 /// Draws the Interrupts view.
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
-    let Some(iv) = &s.latest else {
+    let t = s.theme();
+    let Some(iv) = s.judged().latest() else {
         put_str(
             buf,
             area.x + 1,
@@ -80,7 +81,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         } else {
             t.title()
         };
-        if Some(c) == s.selected {
+        if Some(c) == s.nav().selected() {
             style = style.patch(t.selected());
         }
         head.push(Span::styled(right(&format!("{mark}{c}"), CELL), style));
@@ -145,7 +146,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
 /// the softirq heading and rows; `None` before an interval or when none
 /// fired (the reason is then said, over the whole box).
 pub fn wanted_rows(s: &State) -> Option<u16> {
-    let iv = s.latest.as_ref()?;
+    let iv = s.judged().latest()?;
     let busy = iv.irqs.iter().filter(|r| r.total > 0.0).count();
     let soft = iv.softirqs.iter().filter(|r| r.total > 0.0).count();
     if busy + soft == 0 {
@@ -191,7 +192,7 @@ fn row(
     index: &[Option<usize>],
     (lw, dw, tw): (usize, usize, usize),
 ) -> Line<'static> {
-    let t = s.theme;
+    let t = s.theme();
     let name = desc_of(r);
     let mut spans = vec![
         Span::styled(left(&r.label, lw), t.title()),

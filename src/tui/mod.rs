@@ -1,8 +1,9 @@
 //! The live dashboard (ratatui + crossterm): a sampler thread sends owned
 //! samples over a channel (`crate::pipeline`), the event loop (`run`) folds them into
 //! the `State` and redraws it (`render` and one module per view) only when
-//! a sample, a key or a resize arrives. Keys go through one table (`keys`)
-//! to `State::update`.
+//! a sample, a key or a resize arrives. Keys go through one table (`keys`);
+//! they, the samples and the clock change the `State` only through
+//! `State::update`.
 
 pub mod bars;
 pub mod columns;

@@ -174,7 +174,12 @@ pub fn layout(m: &Machine, cpus: &[u32], width: u16, height: u16) -> Grid {
 /// Height of the overview's box (borders included) when the whole grid
 /// fits: the legend and the grid's rows.
 pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
-    let g = layout(&s.machine, &shown(s), width.saturating_sub(2), u16::MAX);
+    let g = layout(
+        s.judged().machine(),
+        &shown(s),
+        width.saturating_sub(2),
+        u16::MAX,
+    );
     Some(2 + LEGEND_ROWS + g.rows.max(1))
 }
 
@@ -189,21 +194,23 @@ pub fn grid_size(screen: Size) -> Size {
 
 /// The CPUs the grid shows: every online CPU in `--cpus`.
 fn shown(s: &State) -> Vec<u32> {
-    s.machine
+    s.judged()
+        .machine()
         .online
         .iter()
         .copied()
-        .filter(|c| s.only.as_ref().is_none_or(|o| o.contains(c)))
+        .filter(|c| s.nav().only().is_none_or(|o| o.contains(c)))
         .collect()
 }
 
 /// Returns the CPU one step away from the selection: `dx` along the
 /// topology order, `dy` rows up or down (the nearest cell in that row).
 pub fn step(s: &State, dx: i64, dy: i64) -> Option<u32> {
-    let size = grid_size(s.screen);
-    let g = layout(&s.machine, &shown(s), size.width, size.height);
+    let size = grid_size(s.nav().screen());
+    let g = layout(s.judged().machine(), &shown(s), size.width, size.height);
     let at = s
-        .selected
+        .nav()
+        .selected()
         .and_then(|c| g.cells.iter().position(|x| x.0 == c))
         .unwrap_or(0);
     let &(_, x, y) = g.cells.get(at)?;
@@ -272,7 +279,8 @@ fn mhz(s: &State, r: Option<&CpuRates>, cpu: u32) -> Option<f64> {
 
 /// The kernel's current clock of `cpu` (`scaling_cur_freq`), kHz.
 fn cur_khz(s: &State, cpu: u32) -> Option<u64> {
-    s.machine
+    s.judged()
+        .machine()
         .cpufreq
         .iter()
         .find(|f| f.cpu == cpu)
@@ -282,7 +290,7 @@ fn cur_khz(s: &State, cpu: u32) -> Option<u64> {
 /// The MHz paint's name: on a tree of one instant it is the kernel's
 /// current clock, not an average.
 fn label(s: &State) -> &'static str {
-    match s.paint {
+    match s.nav().paint() {
         Paint::Mhz if s.one_instant() => "cur MHz",
         p => p.label(),
     }
@@ -312,7 +320,7 @@ fn colour(level: usize) -> Color {
 }
 
 fn glyph_style(s: &State, level: usize) -> Style {
-    if s.theme.color {
+    if s.theme().color {
         Style::new().fg(colour(level))
     } else {
         Style::new()
@@ -322,7 +330,7 @@ fn glyph_style(s: &State, level: usize) -> Style {
 /// The idle-state names of the interval on screen (C0 first).
 fn state_names(s: &State) -> Vec<String> {
     let mut v = vec!["C0".to_string()];
-    if let Some(r) = s.latest.as_ref().and_then(|iv| iv.cpus.first()) {
+    if let Some(r) = s.judged().latest().and_then(|iv| iv.cpus.first()) {
         if r.idle.is_empty() {
             v.extend(r.hw_cstates.iter().map(|h| h.0.to_string()));
         } else {
@@ -334,7 +342,7 @@ fn state_names(s: &State) -> Vec<String> {
 
 /// The legend: metric and unit, then what each glyph stands for.
 fn legend(s: &State, top_mhz: Option<f64>) -> Line<'static> {
-    let t = s.theme;
+    let t = s.theme();
     let mut spans = vec![
         Span::styled(format!(" {}", label(s)), t.title()),
         Span::styled(" (c: next) ", t.dim()),
@@ -346,7 +354,7 @@ fn legend(s: &State, top_mhz: Option<f64>) -> Line<'static> {
         ));
         spans.push(Span::raw(format!("{text} ")));
     };
-    match s.paint {
+    match s.nav().paint() {
         Paint::Busy => {
             for l in [0, 2, 4, 6, 7] {
                 key(l, format!("≥{}", l as f64 * 12.5));
@@ -378,7 +386,7 @@ fn legend(s: &State, top_mhz: Option<f64>) -> Line<'static> {
             }
         }
     }
-    let unit = match s.paint {
+    let unit = match s.nav().paint() {
         Paint::Busy => "%",
         Paint::Mhz => "MHz",
         Paint::Irq => "/s",
@@ -394,12 +402,12 @@ fn legend(s: &State, top_mhz: Option<f64>) -> Line<'static> {
 
 /// The selected CPU's figures under the legend.
 fn summary(s: &State, room: usize) -> Line<'static> {
-    let t = s.theme;
-    let Some(cpu) = s.selected else {
+    let t = s.theme();
+    let Some(cpu) = s.nav().selected() else {
         return Line::from("");
     };
     let opt = |v: Option<u32>| v.map_or_else(|| fmt::UNKNOWN.to_string(), |v| v.to_string());
-    let topo = s.machine.topo(cpu);
+    let topo = s.judged().machine().topo(cpu);
     let r = s.rates(cpu);
     let dominant = r.and_then(|r| {
         let names = state_names(s);
@@ -446,8 +454,12 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     if area.height <= LEGEND_ROWS || area.width < 10 {
         return;
     }
-    let t = s.theme;
-    let top_mhz = s.machine.max_mhz.or(s.history.max_bzy);
+    let t = s.theme();
+    let top_mhz = s
+        .judged()
+        .machine()
+        .max_mhz
+        .or(s.judged().history().max_bzy);
     put(buf, area.x, area.y, &legend(s, top_mhz), area.width);
     put(
         buf,
@@ -463,10 +475,10 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         area.height - LEGEND_ROWS,
     );
     let cpus = shown(s);
-    let g = layout(&s.machine, &cpus, grid.width, grid.height);
+    let g = layout(s.judged().machine(), &cpus, grid.width, grid.height);
     // rates by CPU number: one pass, not a search per cell
     let mut by_cpu: Vec<Option<&CpuRates>> = Vec::new();
-    if let Some(iv) = &s.latest {
+    if let Some(iv) = s.judged().latest() {
         let top = iv
             .cpus
             .iter()
@@ -479,7 +491,8 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         }
     }
     let sel_row = s
-        .selected
+        .nav()
+        .selected()
         .and_then(|c| g.cells.iter().find(|x| x.0 == c))
         .map_or(0, |x| x.2);
     let first = (sel_row / grid.height.max(1)) * grid.height.max(1);
@@ -501,7 +514,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         }
         let r = by_cpu.get(cpu as usize).copied().flatten();
         let (ch, mut style) = if s.passes_filter(cpu) {
-            match level(s, s.paint, r, cpu, top_mhz) {
+            match level(s, s.nav().paint(), r, cpu, top_mhz) {
                 Some(l) => (LEVELS[l], glyph_style(s, l)),
                 None => ('·', t.dim()),
             }
@@ -511,7 +524,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         if s.is_watched(cpu) {
             style = style.add_modifier(Modifier::UNDERLINED);
         }
-        if Some(cpu) == s.selected {
+        if Some(cpu) == s.nav().selected() {
             style = style.patch(t.selected());
         }
         let cell = &mut buf[(grid.x + x, grid.y + y - first)];

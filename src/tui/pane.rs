@@ -111,7 +111,7 @@ fn finding_line(s: &State, f: &Finding, prefix: Option<String>) -> Line<'static>
 
 /// The spans of one finding: severity, kind, evidence, then the fix.
 fn finding_spans(s: &State, f: &Finding, prefix: Option<String>) -> Vec<Span<'static>> {
-    let t = s.theme;
+    let t = s.theme();
     let mut spans = Vec::new();
     if let Some(p) = prefix {
         spans.push(Span::styled(p, t.dim()));
@@ -135,7 +135,12 @@ fn finding_spans(s: &State, f: &Finding, prefix: Option<String>) -> Vec<Span<'st
 /// What the pane says when there is nothing to show: why, and what to do.
 /// Nothing found where figures are missing is not quiet: it says so.
 fn nothing(s: &State) -> String {
-    let missing = s.statuses.iter().filter(|st| st.rung.is_none()).count();
+    let missing = s
+        .judged()
+        .statuses()
+        .iter()
+        .filter(|st| st.rung.is_none())
+        .count();
     let unmeasured = match missing {
         0 => String::new(),
         1 => " in what could be measured (1 metric unavailable, u: why)".into(),
@@ -143,9 +148,9 @@ fn nothing(s: &State) -> String {
     };
     if s.one_instant() {
         "one instant: no rates to judge; replay a capture of two instants or more".into()
-    } else if s.latest.is_none() {
+    } else if s.judged().latest().is_none() {
         "findings appear after the first interval".into()
-    } else if s.watched.is_empty() {
+    } else if s.judged().watched().is_empty() {
         format!(
             "no noise found{unmeasured}; mark benchmark CPUs with m (or --watch 2-5) to look for noise on them"
         )
@@ -157,7 +162,7 @@ fn nothing(s: &State) -> String {
 /// Says in the body why a view has no rows, and what to do.
 pub fn render_why_empty(s: &State, why: &str, area: Rect, buf: &mut Buffer) {
     for (i, l) in wrap(
-        vec![Span::styled(why.to_string(), s.theme.warn())],
+        vec![Span::styled(why.to_string(), s.theme().warn())],
         usize::from(area.width.saturating_sub(2)),
         0,
     )
@@ -177,16 +182,16 @@ pub fn render_why_empty(s: &State, why: &str, area: Rect, buf: &mut Buffer) {
 
 /// Draws the findings pane: the session's findings, most recently seen first.
 pub fn render_pane(s: &State, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
+    let t = s.theme();
     let block = Block::bordered()
         .title(Span::styled(
-            format!(" Findings · {} this session ", s.log.len()),
+            format!(" Findings · {} this session ", s.judged().log().len()),
             t.title(),
         ))
         .border_style(t.dim());
     let inner = block.inner(area);
     block.render(area, buf);
-    let entries = s.log.newest_first();
+    let entries = s.judged().log().newest_first();
     if entries.is_empty() {
         put_str(
             buf,
@@ -228,11 +233,11 @@ pub fn render_pane(s: &State, area: Rect, buf: &mut Buffer) {
 
 /// Draws the one-line ticker: the most severe finding of the interval on screen.
 pub fn render_ticker(s: &State, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
-    match s.findings.first() {
+    let t = s.theme();
+    match s.judged().findings().first() {
         Some(f) => {
             // the worst finding stands for all of them: say how many
-            let n = s.findings.len();
+            let n = s.judged().findings().len();
             let prefix = if n > 1 {
                 format!(" worst of {n}: ")
             } else {
@@ -275,9 +280,9 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
     if head.chars().count() + hint.chars().count() <= usize::from(area.width) {
         head.push_str(hint);
     }
-    let t = s.theme;
+    let t = s.theme();
     put_str(buf, area.x, area.y, head, t.title(), area.width);
-    let entries = s.log.newest_first();
+    let entries = s.judged().log().newest_first();
     if entries.is_empty() {
         put_str(
             buf,
@@ -289,7 +294,7 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
         );
         return;
     }
-    let at = s.finding_at.min(entries.len() - 1);
+    let at = s.nav().finding_at().min(entries.len() - 1);
     let blocks: Vec<Vec<Line<'static>>> = entries
         .iter()
         .map(|e| entry_lines(s, e, area.width as usize))
@@ -334,7 +339,7 @@ pub fn render_log(s: &State, area: Rect, buf: &mut Buffer) {
 /// The lines of one entry: times, count, severity, kind, the evidence
 /// wrapped, then the fix.
 fn entry_lines(s: &State, e: &Entry, width: usize) -> Vec<Line<'static>> {
-    let t = s.theme;
+    let t = s.theme();
     let f = &e.finding;
     let spans = vec![
         Span::styled(

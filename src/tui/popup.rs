@@ -60,13 +60,13 @@ fn show_from(
     let scroll = if rows as u16 > fit { scroll } else { 0 };
     let scroll = scroll.min((rows as u16).saturating_sub(fit));
     Clear.render(r, buf);
-    let mut block = Block::bordered().title(Span::styled(format!(" {title} "), s.theme.title()));
+    let mut block = Block::bordered().title(Span::styled(format!(" {title} "), s.theme().title()));
     if rows as u16 > fit {
         let last = (scroll + fit).min(rows as u16);
         block = block.title_bottom(
             Line::styled(
                 format!(" rows {}–{last} of {rows} · ↑↓ scroll ", scroll + 1),
-                s.theme.dim(),
+                s.theme().dim(),
             )
             .right_aligned(),
         );
@@ -184,7 +184,7 @@ fn inner_of(area: Rect, width: u16) -> usize {
 /// The pop-up on screen: its title, its lines and the width it asks for
 /// (each pop-up scrolls the same way, with the keys its border shows).
 fn content(s: &State, area: Rect) -> Option<(String, Vec<Line<'static>>, u16)> {
-    match s.overlay {
+    match s.nav().overlay() {
         Overlay::None => None,
         Overlay::Help => Some((
             "keys · legend · columns".into(),
@@ -216,7 +216,7 @@ fn content(s: &State, area: Rect) -> Option<(String, Vec<Line<'static>>, u16)> {
 /// The farthest the pop-up on screen scrolls on the screen in `s`: its
 /// last row at the pop-up's bottom.
 pub fn max_scroll(s: &State) -> u16 {
-    let area = Rect::new(0, 0, s.screen.width, s.screen.height);
+    let area = Rect::new(0, 0, s.nav().screen().width, s.nav().screen().height);
     let Some((_, lines, width)) = content(s, area) else {
         return 0;
     };
@@ -227,12 +227,12 @@ pub fn max_scroll(s: &State) -> u16 {
 /// Draws the pop-up on screen, if any, from its scroll position on.
 pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
     if let Some((title, lines, width)) = content(s, area) {
-        show_from(&title, lines, area, width, s.popup_scroll, buf, s);
+        show_from(&title, lines, area, width, s.nav().popup_scroll(), buf, s);
     }
 }
 
 fn help_text(s: &State, inner: usize) -> Vec<Line<'static>> {
-    let t = s.theme;
+    let t = s.theme();
     let mut lines: Vec<Line<'static>> = BINDINGS
         .iter()
         .map(|b| {
@@ -244,7 +244,7 @@ fn help_text(s: &State, inner: usize) -> Vec<Line<'static>> {
         .collect();
     lines.push(Line::from(""));
     let legend = [
-        if s.machine.base_mhz.is_some() {
+        if s.judged().machine().base_mhz.is_some() {
             format!(
                 " █▌░ {BASE_MARK}   frequency: solid to Avg_MHz, light to Bzy_MHz, {BASE_MARK} base"
             )
@@ -283,9 +283,9 @@ fn help_text(s: &State, inner: usize) -> Vec<Line<'static>> {
 
 /// The selected finding of the Findings view: evidence, history, fix.
 fn finding_text(s: &State, inner: usize) -> Vec<Line<'static>> {
-    let t = s.theme;
-    let entries = s.log.newest_first();
-    let Some(e) = entries.get(s.finding_at.min(entries.len().saturating_sub(1))) else {
+    let t = s.theme();
+    let entries = s.judged().log().newest_first();
+    let Some(e) = entries.get(s.nav().finding_at().min(entries.len().saturating_sub(1))) else {
         return vec![Line::styled(" no finding yet", t.dim())];
     };
     let f = &e.finding;
@@ -343,21 +343,21 @@ const WHY_INDENT: usize = 23;
 
 /// Every metric with its source (rung) or why it is unavailable.
 fn why_text(s: &State, inner: usize) -> Vec<Line<'static>> {
-    let t = s.theme;
+    let t = s.theme();
     // a long reason goes on under itself, not at column 0
     let wrap = |spans: Vec<Span<'static>>| crate::tui::pane::wrap(spans, inner, WHY_INDENT);
     let mut lines = Vec::new();
-    if s.statuses.is_empty() {
+    if s.judged().statuses().is_empty() {
         lines.push(Line::styled(" no snapshot yet", t.dim()));
     }
     // a foreign tree's one cause is said once, on top, not in every metric
-    if let Some(why) = &s.foreign {
+    if let Some(why) = s.judged().foreign() {
         lines.extend(wrap(vec![
             Span::styled(format!(" {}", left("tree", 22)), t.title()),
-            Span::styled(why.clone(), t.warn()),
+            Span::styled(why.to_string(), t.warn()),
         ]));
     }
-    for st in &s.statuses {
+    for st in s.judged().statuses() {
         let name = Span::styled(format!(" {}", left(st.metric.label(), 22)), t.title());
         let mut spans = vec![name];
         match (&st.rung, &st.source) {
@@ -365,15 +365,15 @@ fn why_text(s: &State, inner: usize) -> Vec<Line<'static>> {
             _ => spans.push(Span::styled("unavailable", t.warn())),
         }
         if let Some(n) = &st.note {
-            let n = match &s.foreign {
-                Some(why) => n.replace(why.as_str(), "not this machine's tree (above)"),
+            let n = match s.judged().foreign() {
+                Some(why) => n.replace(why, "not this machine's tree (above)"),
                 None => n.clone(),
             };
             spans.push(Span::styled(format!(" — {n}"), t.dim()));
         }
         lines.extend(wrap(spans));
     }
-    let m = &s.machine;
+    let m = s.judged().machine();
     let fact = |k: &str, v: String| {
         wrap(vec![
             Span::styled(format!(" {}", left(k, 22)), t.title()),
@@ -397,9 +397,10 @@ fn why_text(s: &State, inner: usize) -> Vec<Line<'static>> {
     }
     lines.extend(fact(
         "who ran",
-        s.trace_status
-            .clone()
-            .unwrap_or_else(|| format!("{}: no sample yet", fmt::UNKNOWN)),
+        s.judged().trace_status().map_or_else(
+            || format!("{}: no sample yet", fmt::UNKNOWN),
+            str::to_string,
+        ),
     ));
     let limits = crate::tui::header::idle_limits(m);
     lines.extend(fact(

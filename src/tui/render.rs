@@ -29,7 +29,7 @@ use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
 use crate::tui::keys;
 use crate::tui::layout::{HEADER_ROWS, pane_rows};
-use crate::tui::state::{State, View};
+use crate::tui::state::{SelfIpis, State, View};
 use crate::tui::{cores, cstates, detail, header, irqs, overview, pane, popup};
 
 /// Below this width the tabs and the footer use short forms.
@@ -45,7 +45,7 @@ fn areas(area: Rect, s: &State) -> [Rect; 5] {
     let (body, history) = match wanted_rows(s, area.width) {
         Some(want) if want < most => {
             let spare = most - want;
-            if spare >= HISTORY_MIN && s.selected.is_some() {
+            if spare >= HISTORY_MIN && s.nav().selected().is_some() {
                 (want, spare)
             } else if pane > 1 {
                 // the findings pane takes it
@@ -71,7 +71,7 @@ const HISTORY_MIN: u16 = 13;
 
 /// Rows the view on screen needs, borders included, when it knows.
 fn wanted_rows(s: &State, width: u16) -> Option<u16> {
-    match s.view {
+    match s.nav().view() {
         View::Cores => cores::wanted_rows(s, width),
         View::Overview => overview::wanted_rows(s, width),
         View::Interrupts => irqs::wanted_rows(s),
@@ -88,7 +88,13 @@ impl Widget for &State {
         if area.width < MIN_SIZE.width || area.height < MIN_SIZE.height {
             if area.height > 0 {
                 let msg = format!("noisetop needs {}×{}", MIN_SIZE.width, MIN_SIZE.height);
-                buf.set_stringn(area.x, area.y, msg, area.width as usize, self.theme.warn());
+                buf.set_stringn(
+                    area.x,
+                    area.y,
+                    msg,
+                    area.width as usize,
+                    self.theme().warn(),
+                );
             }
             return;
         }
@@ -97,11 +103,11 @@ impl Widget for &State {
         let block = Block::bordered()
             .title(tabs(self))
             .title_top(body_title(self, body_title_room(self, body.width)).right_aligned())
-            .border_style(self.theme.dim());
+            .border_style(self.theme().dim());
         let inner = block.inner(body);
         block.render(body, buf);
         let empty = matches!(
-            self.view,
+            self.nav().view(),
             View::Cores | View::Overview | View::Interrupts | View::Cstates
         );
         match self.why_no_rows() {
@@ -123,7 +129,7 @@ impl Widget for &State {
 
 impl State {
     fn render_view(&self, inner: Rect, buf: &mut Buffer) {
-        match self.view {
+        match self.nav().view() {
             View::Cores => cores::render(self, inner, buf),
             View::Overview => overview::render(self, inner, buf),
             View::Interrupts => irqs::render(self, inner, buf),
@@ -144,18 +150,18 @@ fn body_title_room(s: &State, width: u16) -> usize {
 /// On a narrow screen the tabs farthest from the one on screen go first,
 /// whole, so no tab name is ever cut.
 fn tabs(s: &State) -> Line<'static> {
-    let t = s.theme;
+    let t = s.theme();
     let mut views = View::TABS.to_vec();
-    if s.view == View::Detail {
+    if s.nav().view() == View::Detail {
         views.push(View::Detail);
     }
-    let narrow = s.screen.width < COMPACT_BELOW;
-    let at = views.iter().position(|v| *v == s.view).unwrap_or(0);
+    let narrow = s.nav().screen().width < COMPACT_BELOW;
+    let at = views.iter().position(|v| *v == s.nav().view()).unwrap_or(0);
     let pieces = views
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let style = if *v == s.view {
+            let style = if *v == s.nav().view() {
                 t.title().patch(t.selected())
             } else {
                 t.dim()
@@ -173,7 +179,7 @@ fn tabs(s: &State) -> Line<'static> {
         .collect();
     let sep = Span::styled(if narrow { "│" } else { " │ " }, t.dim());
     // two corners and a rule of at least one column around the tabs
-    let room = usize::from(s.screen.width).saturating_sub(4);
+    let room = usize::from(s.nav().screen().width).saturating_sub(4);
     let mut line = fit(" ", pieces, &sep, room);
     line.spans.push(Span::raw(" "));
     line
@@ -182,20 +188,24 @@ fn tabs(s: &State) -> Line<'static> {
 /// Right side of the body's top border: order, filter, counts, watched
 /// CPUs, pause; it shortens to the room the tabs leave.
 fn body_title(s: &State, room: usize) -> Line<'static> {
-    let t = s.theme;
-    let mut pieces = vec![Piece::new(format!("sort {}", s.sort.label()), t.text(), 3)];
-    if s.filter != crate::tui::state::Filter::All {
-        pieces.push(Piece::new(s.filter.label(), t.text(), 8));
+    let t = s.theme();
+    let mut pieces = vec![Piece::new(
+        format!("sort {}", s.nav().sort().label()),
+        t.text(),
+        3,
+    )];
+    if s.nav().filter() != crate::tui::state::Filter::All {
+        pieces.push(Piece::new(s.nav().filter().label(), t.text(), 8));
     }
-    let (shown, n) = (s.order().len(), s.machine.online.len());
+    let (shown, n) = (s.order().len(), s.judged().machine().online.len());
     pieces.push(Piece::or_short(
         format!("{shown} of {n} CPUs"),
         format!("{shown}/{n}"),
         t.text(),
         6,
     ));
-    if !s.watched.is_empty() {
-        let w = fmt::cpus(&s.watched);
+    if !s.judged().watched().is_empty() {
+        let w = fmt::cpus(s.judged().watched());
         pieces.push(Piece::or_short(
             format!("watching {w}"),
             format!("▸{w}"),
@@ -203,24 +213,24 @@ fn body_title(s: &State, room: usize) -> Line<'static> {
             7,
         ));
     }
-    if !s.goto.is_empty() {
-        let found = s.selected.map(|c| c.to_string()) == Some(s.goto.clone());
+    if !s.nav().goto().is_empty() {
+        let found = s.nav().selected().map(|c| c.to_string()).as_deref() == Some(s.nav().goto());
         pieces.push(Piece::new(
             if found {
-                format!("CPU {}", s.goto)
+                format!("CPU {}", s.nav().goto())
             } else {
-                format!("CPU {}: not listed", s.goto)
+                format!("CPU {}: not listed", s.nav().goto())
             },
             t.title(),
             ALWAYS,
         ));
     }
-    if s.paused {
+    if s.pacing().paused() {
         pieces.push(Piece::or_short(
-            if s.held.is_empty() {
+            if s.pacing().held().is_empty() {
                 "PAUSED".into()
             } else {
-                format!("PAUSED ({} held)", s.held.len())
+                format!("PAUSED ({} held)", s.pacing().held().len())
             },
             "PAUSED",
             t.text(),
@@ -234,38 +244,46 @@ fn body_title(s: &State, room: usize) -> Line<'static> {
 
 /// The footer: key hints that fit, then the frequency source and noisetop's own CPU use.
 fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
-    let t = s.theme;
+    let t = s.theme();
     let rung = s
-        .statuses
+        .judged()
+        .statuses()
         .iter()
         .find(|st| st.metric == Metric::Frequency)
         .and_then(|st| st.rung)
         .map_or(fmt::UNKNOWN, |r| r.label());
     // a recorder says its file, rows and size on every sample
-    let rec = s.notes.iter().find(|n| n.starts_with("rec "));
+    let rec = s.judged().notes().iter().find(|n| n.starts_with("rec "));
     // the IPIs it sent to watched CPUs, counted by the kernel (0 is the promise)
-    let ipis = match (s.own_ipis, s.watched.is_empty()) {
-        (None, _) | (_, true) => String::new(),
-        (Some(Some((n, 0))), false) => format!(", {n} IPI to watched"),
+    let ipis = match (s.pacing().own_ipis(), s.judged().watched().is_empty()) {
+        (SelfIpis::NotLive, _) | (_, true) => String::new(),
+        (SelfIpis::Counted { sent, woke: 0 }, false) => format!(", {sent} IPI to watched"),
         // wake-ups its writes caused: a task of the terminal's ran there
-        (Some(Some((n, w))), false) => format!(", {n} IPI (+{w} wake-ups) to watched"),
-        (Some(None), false) => format!(", {} IPI to watched", fmt::UNKNOWN),
+        (SelfIpis::Counted { sent, woke }, false) => {
+            format!(", {sent} IPI (+{woke} wake-ups) to watched")
+        }
+        (SelfIpis::Uncounted, false) => format!(", {} IPI to watched", fmt::UNKNOWN),
     };
     let right = match (area.width < COMPACT_BELOW, rec) {
         (true, _) => format!("MHz via {rung} "),
         (false, None) => format!(
             "MHz via {rung} │ self {} % CPU{ipis} ",
-            fmt::pct(s.own_cpu, 2)
+            fmt::pct(s.pacing().own_cpu(), 2)
         ),
         (false, Some(r)) => format!(
             "{r} │ MHz via {rung} │ self {} % CPU{ipis} ",
-            fmt::pct(s.own_cpu, 2)
+            fmt::pct(s.pacing().own_cpu(), 2)
         ),
     };
     let mut spans: Vec<Span> = Vec::new();
     let mut used = 0;
     // a recorder that could not write says so where it cannot be missed
-    if let Some(e) = s.notes.iter().find(|n| n.starts_with("recording to ")) {
+    if let Some(e) = s
+        .judged()
+        .notes()
+        .iter()
+        .find(|n| n.starts_with("recording to "))
+    {
         let text = format!(" {e} ");
         used += text.chars().count();
         spans.push(Span::styled(text, t.warn()));
@@ -278,7 +296,7 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
             t.warn().add_modifier(ratatui::style::Modifier::REVERSED),
         ));
     }
-    if s.paused {
+    if s.pacing().paused() {
         spans.push(Span::styled(" PAUSED ", t.selected()));
         used += 8;
     }

@@ -22,7 +22,7 @@ use crate::pipeline::control::Control;
 use crate::pipeline::{Msg, Sample};
 use crate::tui::keys;
 use crate::tui::selfcost::SelfCost;
-use crate::tui::state::{Effect, Origin, State};
+use crate::tui::state::{Change, Effect, Origin, State};
 
 /// How long the loop waits on the channel for a live sample that is due
 /// but late; input waits at most this long (< 50 ms stays responsive).
@@ -121,7 +121,7 @@ struct Pacer {
 impl Pacer {
     /// Applies every message that is due; returns whether anything changed.
     fn pump(&mut self, s: &mut State, rx: &Receiver<Msg>, now: Instant) -> bool {
-        match s.origin {
+        match s.pacing().origin() {
             Origin::Live => self.pump_live(s, rx, now),
             Origin::Replay(_) => self.pump_replay(s, rx, now),
         }
@@ -136,14 +136,14 @@ impl Pacer {
     }
 
     fn pump_live(&mut self, s: &mut State, rx: &Receiver<Msg>, now: Instant) -> bool {
-        let mut changed = self.drain(s, rx);
+        let mut changed = self.drain(s, rx, now);
         if !changed && !self.done && self.expected.is_some_and(|e| now >= e) {
             // due but not here: wait a little on the channel itself
             match rx.recv_timeout(GRACE) {
                 Ok(m) => {
                     self.note(&m);
-                    s.apply(m);
-                    self.drain(s, rx);
+                    s.update(Change::Feed(m, now));
+                    self.drain(s, rx, now);
                     changed = true;
                 }
                 Err(RecvTimeoutError::Timeout) => self.expected = Some(now + GRACE),
@@ -153,13 +153,13 @@ impl Pacer {
         changed
     }
 
-    fn drain(&mut self, s: &mut State, rx: &Receiver<Msg>) -> bool {
+    fn drain(&mut self, s: &mut State, rx: &Receiver<Msg>, now: Instant) -> bool {
         let mut changed = false;
         loop {
             match rx.try_recv() {
                 Ok(m) => {
                     self.note(&m);
-                    s.apply(m);
+                    s.update(Change::Feed(m, now));
                     changed = true;
                 }
                 Err(TryRecvError::Empty) => return changed,
@@ -168,26 +168,23 @@ impl Pacer {
         }
     }
 
-    /// The feed is closed. Without an `Ended` first the sampler died (a
-    /// panic, whose hook has already restored the terminal): quit too.
+    /// The feed is closed (the state quits when the sampler died);
+    /// returns whether this is news.
     fn close(&mut self, s: &mut State) -> bool {
         let first = !self.done;
         self.done = true;
-        if s.ended.is_none() {
-            s.ended = Some("the sampler stopped unexpectedly".into());
-            s.quit = true;
-        }
+        s.update(Change::FeedClosed);
         first
     }
 
     fn pump_replay(&mut self, s: &mut State, rx: &Receiver<Msg>, now: Instant) -> bool {
         let mut changed = false;
-        while !s.paused {
+        while !s.pacing().paused() {
             if self.pending.is_none() {
                 match rx.try_recv() {
                     Ok(Msg::Sample(x)) => self.pending = Some(x),
                     Ok(m) => {
-                        s.apply(m);
+                        s.update(Change::Feed(m, now));
                         changed = true;
                         continue;
                     }
@@ -199,7 +196,7 @@ impl Pacer {
                 }
             }
             let Some(x) = self.pending.take() else { break };
-            if self.due(&x, s.speed).is_some_and(|d| d > now) {
+            if self.due(&x, s.pacing().speed()).is_some_and(|d| d > now) {
                 self.pending = Some(x);
                 break;
             }
@@ -210,7 +207,7 @@ impl Pacer {
             }
             self.anchor.get_or_insert((now, ns));
             self.shown_ns = Some(ns);
-            s.apply(Msg::Sample(x));
+            s.update(Change::Feed(Msg::Sample(x), now));
             changed = true;
         }
         changed
@@ -233,16 +230,16 @@ impl Pacer {
 
     /// How long the loop may wait for input before a sample is due.
     fn timeout(&self, s: &State, now: Instant) -> Option<Duration> {
-        match s.origin {
+        match s.pacing().origin() {
             Origin::Live if self.done => None,
             Origin::Live => Some(
                 self.expected
                     .map_or(STARTUP_POLL, |e| e.saturating_duration_since(now)),
             ),
-            Origin::Replay(_) if s.paused => None,
+            Origin::Replay(_) if s.pacing().paused() => None,
             Origin::Replay(_) => match &self.pending {
                 Some(x) => Some(
-                    self.due(x, s.speed)
+                    self.due(x, s.pacing().speed())
                         .map_or(Duration::ZERO, |d| d.saturating_duration_since(now)),
                 ),
                 None if self.done => None,
@@ -268,29 +265,28 @@ where
     let mut pacer = Pacer::default();
     let mut cost = SelfCost::default();
     let mut dirty = true;
+    // the CPU whose tasks the sampler was last asked to sample
+    let mut browsing = None;
     loop {
         let now = clock.now();
-        let had = s.latest.as_ref().map(|iv| iv.to.mono_ns);
         if pacer.pump(s, &w.feed, now) {
             dirty = true;
-            if s.latest.as_ref().map(|iv| iv.to.mono_ns) != had {
-                s.arrived = Some(now);
-            }
-            if w.measure_self {
-                s.own_cpu = cost.update(now).or(s.own_cpu);
+            if w.measure_self
+                && let Some(pct) = cost.update(now)
+            {
+                s.update(Change::OwnCpu(pct));
             }
         }
-        if s.quit || w.stop.is_stopped() {
+        if s.pacing().quit() || w.stop.is_stopped() {
             break;
         }
         let was_stale = s.stale_for().is_some();
-        s.now = Some(clock.now());
+        s.update(Change::Tick(clock.now()));
         if s.stale_for().is_some() != was_stale {
             dirty = true;
         }
         if dirty {
-            s.screen = terminal.size()?;
-            s.fit_view();
+            s.update(Change::Screen(terminal.size()?));
             terminal.draw(|f| f.render_widget(&*s, f.area()))?;
             dirty = false;
         }
@@ -301,10 +297,12 @@ where
                     if let Some(e) = s.update(a) {
                         effect(e, &mut pacer, w, clock.now());
                     }
-                    if let Some(cpu) = s.browse_change()
-                        && let Some(c) = &w.control
-                    {
-                        c.request_browse(cpu);
+                    let want = s.browse_wanted();
+                    if want != browsing {
+                        browsing = want;
+                        if let Some(c) = &w.control {
+                            c.request_browse(want);
+                        }
                     }
                     dirty = true;
                 }
@@ -320,11 +318,13 @@ where
 /// Shortens the wait so the loop wakes when the sample on screen turns
 /// stale (older than two intervals), and marks it.
 fn until_stale(s: &State, timeout: Option<Duration>, now: Instant) -> Option<Duration> {
-    if s.origin != Origin::Live || s.stale_for().is_some() {
+    if !s.pacing().is_live() || s.stale_for().is_some() {
         return timeout;
     }
-    let Some(at) = s.arrived else { return timeout };
-    let left = (at + 2 * s.interval + MARGIN).saturating_duration_since(now);
+    let Some(at) = s.pacing().arrived() else {
+        return timeout;
+    };
+    let left = (at + 2 * s.pacing().interval() + MARGIN).saturating_duration_since(now);
     Some(timeout.map_or(left, |t| t.min(left)))
 }
 
@@ -486,13 +486,13 @@ mod tests {
             ]
         );
         assert_eq!(clock.get() - t0, Duration::from_secs(2));
-        assert_eq!(s.position, Some((3, 3)));
-        assert_eq!(s.ended.as_deref(), Some("end of capture"));
+        assert_eq!(s.pacing().position(), Some((3, 3)));
+        assert_eq!(s.pacing().ended(), Some("end of capture"));
         assert_eq!(
-            (s.view, s.back, s.selected),
+            (s.nav().view(), s.nav().back(), s.nav().selected()),
             (View::Detail, View::Interrupts, Some(1))
         );
-        assert!(s.quit);
+        assert!(s.pacing().quit());
         assert!(w.stop.is_stopped(), "quitting stops the sampler");
         let screen = term.backend().to_string();
         assert!(screen.contains("CPU 1 · core 1"), "{screen}");
@@ -526,7 +526,7 @@ mod tests {
         // paused: no timeout at all; resumed: a full recorded second again
         assert_eq!(input.waits[1], None);
         assert_eq!(input.waits[3], Some(Duration::from_secs(1)));
-        assert_eq!(s.position, Some((2, 3)));
+        assert_eq!(s.pacing().position(), Some((2, 3)));
     }
 
     #[test]
@@ -541,7 +541,11 @@ mod tests {
         };
         let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
         run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock)).unwrap();
-        assert!((s.speed - 0.5).abs() < f64::EPSILON, "{}", s.speed);
+        assert!(
+            (s.pacing().speed() - 0.5).abs() < f64::EPSILON,
+            "{}",
+            s.pacing().speed()
+        );
         assert_eq!(input.waits[1], Some(Duration::from_secs(2)));
     }
 
@@ -588,7 +592,7 @@ mod tests {
         let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
         run(&mut term, &mut s, &mut w, &mut input, &FakeClock(clock)).unwrap();
         assert!(input.waits.is_empty(), "quit without waiting for a key");
-        assert_eq!(s.ended.as_deref(), Some("the sampler stopped unexpectedly"));
+        assert_eq!(s.pacing().ended(), Some("the sampler stopped unexpectedly"));
     }
 
     #[test]

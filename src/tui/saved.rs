@@ -60,25 +60,27 @@ impl Saved {
     /// Takes the choices on screen.
     pub fn of(s: &State) -> Saved {
         Saved {
-            watch: s.watched.clone(),
-            sort: s.sort.label().into(),
-            filter: s.filter.label().into(),
-            paint: s.paint.label().into(),
+            watch: s.judged().watched().to_vec(),
+            sort: s.nav().sort().label().into(),
+            filter: s.nav().filter().label().into(),
+            paint: s.nav().paint().label().into(),
         }
     }
 
     /// Puts the saved order, filter and metric on screen (the watched CPUs
     /// go to the sampler first: see [`Saved::watch_on`]).
-    pub fn apply(&self, s: &mut State) {
+    #[must_use]
+    pub fn apply(&self, mut s: State) -> State {
         if let Some(x) = SORTS.iter().find(|x| x.label() == self.sort) {
-            s.sort = *x;
+            s = s.with_sort(*x);
         }
         if let Some(x) = FILTERS.iter().find(|x| x.label() == self.filter) {
-            s.filter = *x;
+            s = s.with_filter(*x);
         }
         if let Some(x) = PAINTS.iter().find(|x| x.label() == self.paint) {
-            s.paint = *x;
+            s = s.with_paint(*x);
         }
+        s
     }
 
     /// Returns the saved watched CPUs that are online.
@@ -148,10 +150,13 @@ mod tests {
         Saved::of(&s).save(&p).unwrap();
         let back = Saved::load(&p).unwrap().unwrap();
         assert_eq!(back.watch, vec![2, 3, 4, 5]);
-        let mut fresh = server();
-        back.apply(&mut fresh);
+        let fresh = back.apply(server());
         assert_eq!(
-            (fresh.sort, fresh.filter, fresh.paint),
+            (
+                fresh.nav().sort(),
+                fresh.nav().filter(),
+                fresh.nav().paint()
+            ),
             (Sort::Noise, Filter::Watched, Paint::Mhz)
         );
         assert_eq!(
@@ -167,8 +172,7 @@ mod tests {
         );
         // a file from a later version with fields this one does not know
         std::fs::write(&p, r#"{"sort":"busiest","columns":["IPC"]}"#).unwrap();
-        let mut s = server();
-        Saved::load(&p).unwrap().unwrap().apply(&mut s);
-        assert_eq!(s.sort, Sort::Busy);
+        let s = Saved::load(&p).unwrap().unwrap().apply(server());
+        assert_eq!(s.nav().sort(), Sort::Busy);
     }
 }

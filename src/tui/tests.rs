@@ -13,7 +13,7 @@ use ratatui::style::Color;
 use crate::pipeline::{Driver, Msg, replay};
 use crate::testkit::synth::{self, Flavor, Spec};
 use crate::tui::keys::Action;
-use crate::tui::state::{Origin, Overlay, Sort, State, View};
+use crate::tui::state::{Origin, Overlay, SelfIpis, Sort, State, View};
 use crate::tui::theme::Theme;
 
 /// Plays every interval of a synthetic capture into a fresh state.
@@ -55,7 +55,7 @@ pub(crate) fn played_for(
     );
     drop(tx);
     for m in rx {
-        s.apply(m);
+        s.update_feed(m);
     }
     s
 }
@@ -81,7 +81,7 @@ pub(super) fn vm() -> State {
 
 pub(super) fn draw(s: &State, w: u16, h: u16) -> Terminal<TestBackend> {
     let mut s = s.clone();
-    s.screen = ratatui::layout::Size::new(w, h);
+    s = s.with_screen(ratatui::layout::Size::new(w, h));
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| f.render_widget(&s, f.area())).unwrap();
     t
@@ -107,7 +107,7 @@ fn snap(name: &str, s: &State) {
 }
 
 pub(super) fn view(mut s: State, v: View) -> State {
-    s.view = v;
+    s = s.with_view(v);
     s
 }
 
@@ -143,7 +143,7 @@ fn server_views() {
     snap("server_detail", &detail(s.clone()));
     let mut noisy = s;
     noisy.update(Action::Sort);
-    assert_eq!(noisy.sort, Sort::Noise);
+    assert_eq!(noisy.nav().sort(), Sort::Noise);
     snap("server_cores_noisiest", &noisy);
 }
 
@@ -175,7 +175,7 @@ fn cstates_view_names_the_window_of_cpus_read_every_sample() {
     );
     drop(tx);
     for m in rx {
-        s.apply(m);
+        s.update_feed(m);
     }
     let t = draw(&view(s, View::Cstates), 160, 50);
     let text = t.backend().to_string();
@@ -205,7 +205,7 @@ fn vm_views_show_what_is_unavailable() {
     snap("vm_detail", &detail(s.clone()));
     let mut why = s;
     why.update(Action::Why);
-    assert_eq!(why.overlay, Overlay::Why);
+    assert_eq!(why.nav().overlay(), Overlay::Why);
     snap("vm_why", &why);
 }
 
@@ -236,7 +236,7 @@ fn every_view_renders_at_any_size_without_panicking() {
                 (300, 120),
             ] {
                 let mut x = view(s.clone(), v);
-                x.overlay = if w > 100 { Overlay::Help } else { Overlay::Why };
+                x.set_overlay(if w > 100 { Overlay::Help } else { Overlay::Why });
                 draw(&x, w, h);
             }
         }
@@ -285,13 +285,13 @@ fn no_color_draws_no_colour_at_all() {
 #[test]
 fn the_selection_stays_on_screen_while_paging_through_64_cpus() {
     let mut s = server();
-    s.screen = ratatui::layout::Size::new(80, 24);
+    s = s.with_screen(ratatui::layout::Size::new(80, 24));
     // from the first row (the watched CPUs' first is selected at start)
-    s.selected = Some(0);
+    s.set_selected(Some(0));
     for _ in 0..40 {
         s.update(Action::Down);
     }
-    assert_eq!(s.selected, Some(40));
+    assert_eq!(s.nav().selected(), Some(40));
     let text = draw(&s, 80, 24).backend().to_string();
     // under the summary row, rows 30-44 make the third page of 15
     assert!(
@@ -299,26 +299,26 @@ fn the_selection_stays_on_screen_while_paging_through_64_cpus() {
         "{text}"
     );
     s.update(Action::PageDown);
-    assert_eq!(s.selected, Some(55), "a page is 15 rows at 80×24");
+    assert_eq!(s.nav().selected(), Some(55), "a page is 15 rows at 80×24");
     s.update(Action::Last);
-    assert_eq!(s.selected, Some(63));
+    assert_eq!(s.nav().selected(), Some(63));
     s.update(Action::PageDown);
-    assert_eq!(s.selected, Some(63), "the last CPU stays selected");
+    assert_eq!(s.nav().selected(), Some(63), "the last CPU stays selected");
     s.update(Action::First);
-    assert_eq!(s.selected, Some(0));
+    assert_eq!(s.nav().selected(), Some(0));
 }
 
 #[test]
 fn marking_a_cpu_watches_it_and_tags_its_noise_at_once() {
     let mut s = laptop();
     assert!(!s.is_watched(5));
-    while s.selected != Some(5) {
+    while s.nav().selected() != Some(5) {
         s.update(Action::Down);
     }
     s.update(Action::Mark);
     assert!(s.is_watched(5));
     // the synthetic laptop's CPU5 throttles and has disk and network queues
-    assert!(s.tags_of(5).count() > 0, "{:?}", s.findings);
+    assert!(s.tags_of(5).count() > 0, "{:?}", s.judged().findings());
     s.update(Action::Mark);
     assert!(!s.is_watched(5));
 }
@@ -344,24 +344,24 @@ fn held_samples_apply_in_order_on_resume() {
     replay::replay_into(&instants, Driver::new(engine), None, &mut [], &tx);
     drop(tx);
     let msgs: Vec<Msg> = rx.into_iter().collect();
-    s.apply(msgs[0].clone()); // Ready
-    s.apply(msgs[1].clone()); // interval 1
+    s.update_feed(msgs[0].clone()); // Ready
+    s.update_feed(msgs[1].clone()); // interval 1
     s.update(Action::Pause);
-    s.apply(msgs[2].clone());
-    s.apply(msgs[3].clone());
-    assert_eq!(s.held.len(), 2);
+    s.update_feed(msgs[2].clone());
+    s.update_feed(msgs[3].clone());
+    assert_eq!(s.pacing().held().len(), 2);
     assert_eq!(
-        s.history.cpu(0).unwrap().avg.len(),
+        s.judged().history().cpu(0).unwrap().avg.len(),
         1,
         "frozen while paused"
     );
     s.update(Action::Pause);
-    assert!(s.held.is_empty());
-    assert_eq!(s.history.cpu(0).unwrap().avg.len(), 3);
+    assert!(s.pacing().held().is_empty());
+    assert_eq!(s.judged().history().cpu(0).unwrap().avg.len(), 3);
     let Msg::Sample(last) = &msgs[3] else {
         panic!("{:?}", msgs[3])
     };
-    assert_eq!(s.latest.as_ref(), Some(&last.interval));
+    assert_eq!(s.judged().latest(), Some(&last.interval));
 }
 
 #[test]
@@ -372,25 +372,25 @@ fn the_footer_says_the_ipis_sent_to_watched_cpus_where_they_are_counted() {
     };
     let mut s = vm();
     assert!(!footer(&s).contains("IPI"), "a replay counts none");
-    s.own_ipis = Some(Some((0, 0)));
+    s.set_own_ipis(SelfIpis::Counted { sent: 0, woke: 0 });
     assert!(
         footer(&s).contains("% CPU, 0 IPI to watched"),
         "{}",
         footer(&s)
     );
-    s.own_ipis = Some(Some((0, 24)));
+    s.set_own_ipis(SelfIpis::Counted { sent: 0, woke: 24 });
     assert!(
         footer(&s).contains("% CPU, 0 IPI (+24 wake-ups) to watched"),
         "{}",
         footer(&s)
     );
-    s.own_ipis = Some(None);
+    s.set_own_ipis(SelfIpis::Uncounted);
     assert!(
         footer(&s).contains("% CPU, · IPI to watched"),
         "{}",
         footer(&s)
     );
-    s.watched.clear();
+    s.set_watched(Vec::new());
     assert!(
         !footer(&s).contains("IPI"),
         "nothing watched: nothing to say"

@@ -12,7 +12,7 @@ use crate::sample::engine::Engine;
 use crate::sample::sampler::Sampler;
 use crate::testkit::synth::{self, Flavor, Spec};
 use crate::tui::keys::Action;
-use crate::tui::state::{Filter, Origin, State, View};
+use crate::tui::state::{Change, Filter, Origin, State, View};
 use crate::tui::tests::{draw, view, vm, with_filters};
 use crate::tui::theme::Theme;
 
@@ -34,10 +34,13 @@ fn one_instant_of(tree: &Path) -> State {
         Duration::from_secs(1),
         Theme { color: false },
     );
-    s.foreign = Some(why);
-    s.statuses = statuses;
+    s.set_foreign(Some(why));
+    s.update_feed(Msg::Ready {
+        statuses,
+        next_at: None,
+    });
     if let Step::Sample(sample) = d.step() {
-        s.apply(Msg::Sample(sample));
+        s.update_feed(Msg::Sample(sample));
     }
     s
 }
@@ -60,8 +63,8 @@ fn text(s: &State, w: u16, h: u16) -> String {
 fn one_instant_says_rates_need_two_and_never_goes_stale() {
     let mut s = laptop_instant();
     let t0 = Instant::now();
-    s.arrived = Some(t0);
-    s.now = Some(t0 + Duration::from_secs(30));
+    s.set_arrived(Some(t0));
+    s.update(Change::Tick(t0 + Duration::from_secs(30)));
     assert_eq!(s.stale_for(), None, "no second read is coming: not stale");
     let cores = text(&s, 80, 24);
     assert!(!cores.contains("STALE"), "{cores}");
@@ -74,8 +77,8 @@ fn one_instant_says_rates_need_two_and_never_goes_stale() {
     // (the generated laptop's CPU 2 runs at base + 200 MHz)
     assert!(cores.contains("cur 2100 MHz"), "{cores}");
     // settings are judged from one read; without them nothing can be
-    s.findings.clear();
-    s.log = crate::tui::log::FindingLog::default();
+    s.set_findings(Vec::new());
+    s.set_log(crate::tui::log::FindingLog::default());
     let t = text(&s, 80, 24);
     let ticker = t.lines().nth(22).unwrap();
     assert!(
@@ -113,30 +116,30 @@ fn one_instant_views_at_80x24_and_40x10() {
 #[test]
 fn only_watched_with_nothing_watched_says_so_and_what_to_do() {
     let mut s = vm();
-    s.watched.clear();
-    s.filter = Filter::Watched;
+    s.set_watched(Vec::new());
+    s = s.with_filter(Filter::Watched);
     assert!(s.order().is_empty());
     for v in [View::Cores, View::Overview, View::Interrupts, View::Cstates] {
         let t = text(&view(s.clone(), v), 80, 24);
         assert!(t.contains("none is watched"), "{v:?}\n{t}");
         assert!(t.contains("f shows all CPUs"), "{v:?}\n{t}");
     }
-    s.filter = Filter::Noisy;
-    s.findings.clear();
-    s.verdicts.clear();
+    s = s.with_filter(Filter::Noisy);
+    s.set_findings(Vec::new());
+    s.set_verdicts(Vec::new());
     if s.order().is_empty() {
         let t = text(&s, 80, 24);
         assert!(t.contains("no CPU has a finding"), "{t}");
     }
     s.update(Action::Filter);
-    assert_eq!(s.filter, Filter::All);
+    assert_eq!(s.nav().filter(), Filter::All);
     assert!(!text(&s, 80, 24).contains("none is watched"));
 }
 
 #[test]
 fn interrupts_all_at_zero_say_so_instead_of_a_bare_header() {
     let mut s = view(vm(), View::Interrupts);
-    let iv = s.latest.as_mut().unwrap();
+    let iv = s.latest_mut().unwrap();
     for r in iv.irqs.iter_mut().chain(iv.softirqs.iter_mut()) {
         r.total = 0.0;
         for v in &mut r.per_cpu {
@@ -150,9 +153,14 @@ fn interrupts_all_at_zero_say_so_instead_of_a_bare_header() {
 #[test]
 fn no_finding_with_metrics_unavailable_is_not_called_quiet() {
     let mut s = vm();
-    s.findings.clear();
-    s.log = crate::tui::log::FindingLog::default();
-    let missing = s.statuses.iter().filter(|st| st.rung.is_none()).count();
+    s.set_findings(Vec::new());
+    s.set_log(crate::tui::log::FindingLog::default());
+    let missing = s
+        .judged()
+        .statuses()
+        .iter()
+        .filter(|st| st.rung.is_none())
+        .count();
     assert!(missing > 0, "the VM lacks MSRs, RAPL, hwmon");
     let t = text(&s, 80, 24);
     assert!(

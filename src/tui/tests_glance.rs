@@ -18,12 +18,12 @@ use crate::sample::sampler::Sampler;
 use crate::testkit::synth::Flavor;
 use crate::tui::keys::Action;
 use crate::tui::overview::Paint;
-use crate::tui::state::{Filter, Origin, Overlay, State, View};
+use crate::tui::state::{Change, Filter, Origin, Overlay, State, View};
 use crate::tui::theme::Theme;
 
 fn draw(s: &State, w: u16, h: u16) -> String {
     let mut s = s.clone();
-    s.screen = Size::new(w, h);
+    s = s.with_screen(Size::new(w, h));
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| f.render_widget(&s, f.area())).unwrap();
     t.backend().to_string()
@@ -90,8 +90,8 @@ fn real(tree: &Path) -> State {
         Duration::from_secs(1),
         Theme { color: false },
     );
-    s.apply(Msg::Sample(sample));
-    s.view = View::Overview;
+    s.update_feed(Msg::Sample(sample));
+    s = s.with_view(View::Overview);
     s
 }
 
@@ -105,7 +105,7 @@ fn overview_of_real_captures_at_96_480_and_1152_cpus() {
     ] {
         let Some(tree) = capture(name) else { continue };
         let s = real(&tree);
-        assert_eq!(s.machine.online.len(), cpus, "{name}");
+        assert_eq!(s.judged().machine().online.len(), cpus, "{name}");
         filtered(|| {
             for (w, h) in [(160, 50), (80, 24)] {
                 insta::assert_snapshot!(format!("overview_{name}_{w}x{h}"), draw(&s, w, h));
@@ -121,7 +121,8 @@ fn epyc_siblings_sit_side_by_side_by_package() {
         return;
     };
     let s = real(&tree);
-    let g = crate::tui::overview::layout(&s.machine, &s.machine.online, 158, 40);
+    let g =
+        crate::tui::overview::layout(s.judged().machine(), &s.judged().machine().online, 158, 40);
     // thread siblings are N and N+48; package 0 holds 0-23 and 48-71
     let at = |cpu: u32| g.cells.iter().find(|c| c.0 == cpu).copied().unwrap();
     assert_eq!((at(48).1, at(48).2), (at(0).1 + 1, at(0).2));
@@ -134,7 +135,7 @@ fn overview_of_generated_trees_up_to_1152_cpus() {
     filtered(|| {
         for (flavor, cpus) in [(Flavor::AmdServer, 96), (Flavor::IntelServer, 1152)] {
             let mut s = generated(flavor, cpus, &[2, 3, 4, 5]);
-            s.view = View::Overview;
+            s = s.with_view(View::Overview);
             for paint in [
                 Paint::Busy,
                 Paint::Mhz,
@@ -142,13 +143,13 @@ fn overview_of_generated_trees_up_to_1152_cpus() {
                 Paint::Irq,
                 Paint::Verdict,
             ] {
-                s.paint = paint;
+                s = s.with_paint(paint);
                 insta::assert_snapshot!(
                     format!("overview_generated_{cpus}_{paint:?}_160x50"),
                     draw(&s, 160, 50)
                 );
             }
-            s.paint = Paint::Busy;
+            s = s.with_paint(Paint::Busy);
             insta::assert_snapshot!(format!("overview_generated_{cpus}_80x24"), draw(&s, 80, 24));
         }
     });
@@ -157,23 +158,26 @@ fn overview_of_generated_trees_up_to_1152_cpus() {
 #[test]
 fn arrows_move_in_the_grid_and_enter_opens_the_detail() {
     let mut s = server();
-    s.view = View::Overview;
-    s.screen = Size::new(160, 50);
-    s.selected = Some(0);
+    s = s.with_view(View::Overview);
+    s = s.with_screen(Size::new(160, 50));
+    s.set_selected(Some(0));
     s.update(Action::Right);
     // siblings of the generated Xeon are N and N+32: right of 0 is its twin
-    assert_eq!(s.selected, Some(32));
+    assert_eq!(s.nav().selected(), Some(32));
     s.update(Action::Left);
-    assert_eq!(s.selected, Some(0));
+    assert_eq!(s.nav().selected(), Some(0));
     s.update(Action::Down);
-    let below = s.selected.unwrap();
+    let below = s.nav().selected().unwrap();
     assert_ne!(below, 0, "one grid row down");
     s.update(Action::Up);
-    assert_eq!(s.selected, Some(0));
+    assert_eq!(s.nav().selected(), Some(0));
     s.update(Action::Detail);
-    assert_eq!((s.view, s.back), (View::Detail, View::Overview));
+    assert_eq!(
+        (s.nav().view(), s.nav().back()),
+        (View::Detail, View::Overview)
+    );
     s.update(Action::Back);
-    assert_eq!(s.view, View::Overview);
+    assert_eq!(s.nav().view(), View::Overview);
 }
 
 #[test]
@@ -181,7 +185,7 @@ fn every_view_keeps_help_view_and_watch_in_the_footer_at_80x24() {
     let s = server();
     for v in View::ALL {
         let mut x = s.clone();
-        x.view = v;
+        x = x.with_view(v);
         let text = draw(&x, 80, 24);
         let footer = text.lines().last().unwrap();
         for hint in ["? help", "tab view", "m watch", "q quit"] {
@@ -198,7 +202,7 @@ fn lists_that_scroll_say_which_rows_show() {
         (View::Cstates, "rows 1–"),
         (View::Interrupts, "CPUs 1–"),
     ] {
-        s.view = v;
+        s = s.with_view(v);
         let text = draw(&s, 80, 24);
         assert!(text.contains(want), "{v:?}:\n{text}");
     }
@@ -209,25 +213,25 @@ fn esc_closes_popups_and_the_detail_and_never_quits_q_quits() {
     let mut s = vm();
     s.update(Action::Help);
     s.update(Action::Back);
-    assert_eq!(s.overlay, Overlay::None);
-    assert!(!s.quit);
+    assert_eq!(s.nav().overlay(), Overlay::None);
+    assert!(!s.pacing().quit());
     s.update(Action::Detail);
     s.update(Action::Back);
-    assert_eq!(s.view, View::Cores);
+    assert_eq!(s.nav().view(), View::Cores);
     // on a main view Esc is nothing to lose the program by
     for v in View::TABS {
-        s.view = v;
+        s = s.with_view(v);
         s.update(Action::Back);
-        assert!(!s.quit, "{v:?}");
-        assert_eq!(s.view, v);
+        assert!(!s.pacing().quit(), "{v:?}");
+        assert_eq!(s.nav().view(), v);
     }
     s.update(Action::Quit);
-    assert!(s.quit);
+    assert!(s.pacing().quit());
 }
 
 #[test]
 fn with_watch_the_marked_row_is_the_one_enter_opens() {
-    let m = vm().machine.clone();
+    let m = vm().judged().machine().clone();
     let mut s = State::new(
         m,
         Origin::Live,
@@ -235,23 +239,26 @@ fn with_watch_the_marked_row_is_the_one_enter_opens() {
         crate::tui::theme::Theme { color: false },
     )
     .with_watched(vec![1]);
-    assert_eq!(s.selected, Some(1));
+    assert_eq!(s.nav().selected(), Some(1));
     s.update(Action::Detail);
-    assert_eq!((s.view, s.selected), (View::Detail, Some(1)));
+    assert_eq!(
+        (s.nav().view(), s.nav().selected()),
+        (View::Detail, Some(1))
+    );
 }
 
 #[test]
 fn the_filter_keeps_only_watched_or_noisy_cpus() {
     let mut s = server();
     s.update(Action::Filter);
-    assert_eq!(s.filter, Filter::Watched);
+    assert_eq!(s.nav().filter(), Filter::Watched);
     assert_eq!(s.order(), vec![2, 3, 4, 5]);
     s.update(Action::Filter);
-    assert_eq!(s.filter, Filter::Noisy);
+    assert_eq!(s.nav().filter(), Filter::Noisy);
     let noisy = s.order();
     assert!(!noisy.is_empty() && noisy.len() < 64, "{noisy:?}");
     assert!(noisy.iter().all(|c| s.tags_of(*c).count() > 0));
-    assert!(s.selected.is_some_and(|c| noisy.contains(&c)));
+    assert!(s.nav().selected().is_some_and(|c| noisy.contains(&c)));
     s.update(Action::Filter);
     assert_eq!(s.order().len(), 64);
 }
@@ -259,14 +266,14 @@ fn the_filter_keeps_only_watched_or_noisy_cpus() {
 #[test]
 fn a_live_sample_older_than_two_intervals_is_marked_stale() {
     let mut s = vm();
-    s.origin = Origin::Live;
-    s.ended = None;
+    s.set_origin(Origin::Live);
+    s.set_ended(None);
     let t0 = Instant::now();
-    s.arrived = Some(t0);
-    s.now = Some(t0 + Duration::from_millis(1900));
+    s.set_arrived(Some(t0));
+    s.update(Change::Tick(t0 + Duration::from_millis(1900)));
     assert_eq!(s.stale_for(), None);
     assert!(!draw(&s, 160, 50).contains("STALE"));
-    s.now = Some(t0 + Duration::from_millis(2100));
+    s.update(Change::Tick(t0 + Duration::from_millis(2100)));
     assert_eq!(s.stale_for(), Some(Duration::from_millis(2100)));
     let text = draw(&s, 160, 50);
     assert!(
@@ -275,33 +282,33 @@ fn a_live_sample_older_than_two_intervals_is_marked_stale() {
     );
     assert!(text.lines().last().unwrap().contains("STALE"), "{text}");
     // a paused screen is frozen on purpose, not stale
-    s.paused = true;
+    s.update(Action::Pause);
     assert_eq!(s.stale_for(), None);
 }
 
 #[test]
 fn enter_on_a_finding_opens_its_evidence_history_and_fix() {
     let mut s = server();
-    s.view = View::Findings;
+    s = s.with_view(View::Findings);
     s.update(Action::Down);
-    assert_eq!(s.finding_at, 1);
+    assert_eq!(s.nav().finding_at(), 1);
     s.update(Action::Detail);
-    assert_eq!(s.overlay, Overlay::Finding);
-    let e = s.log.newest_first()[1].clone();
+    assert_eq!(s.nav().overlay(), Overlay::Finding);
+    let e = s.judged().log().newest_first()[1].clone();
     let text = draw(&s, 160, 50);
     assert!(text.contains("evidence") && text.contains("seen") && text.contains("fix"));
     assert!(text.contains(&format!("{} intervals", e.count)), "{text}");
     s.update(Action::Back);
-    assert_eq!(s.overlay, Overlay::None);
-    assert!(!s.quit);
+    assert_eq!(s.nav().overlay(), Overlay::None);
+    assert!(!s.pacing().quit());
 }
 
 #[test]
 fn findings_wrap_at_80_columns_instead_of_cutting_words() {
     let mut s = server();
-    s.view = View::Findings;
+    s = s.with_view(View::Findings);
     let text = draw(&s, 80, 30);
-    let fix = s.log.newest_first()[0]
+    let fix = s.judged().log().newest_first()[0]
         .finding
         .fix
         .clone()
@@ -327,53 +334,53 @@ fn the_glossary_of_the_help_scrolls_on_a_small_screen() {
 #[test]
 fn page_keys_in_the_findings_view_move_between_findings_not_cpus() {
     let mut s = server();
-    s.screen = ratatui::layout::Size::new(80, 24);
-    s.view = View::Findings;
-    let n = s.log.len();
+    s = s.with_screen(ratatui::layout::Size::new(80, 24));
+    s = s.with_view(View::Findings);
+    let n = s.judged().log().len();
     assert!(n > 8, "the server capture has {n} findings");
-    let cpu = s.selected;
+    let cpu = s.nav().selected();
     s.update(Action::PageDown);
     // 16 body rows: the heading and seven findings of two lines or more
-    assert_eq!(s.finding_at, 7);
-    assert_eq!(s.selected, cpu, "the CPU selection stays");
+    assert_eq!(s.nav().finding_at(), 7);
+    assert_eq!(s.nav().selected(), cpu, "the CPU selection stays");
     s.update(Action::Last);
-    assert_eq!(s.finding_at, n - 1);
+    assert_eq!(s.nav().finding_at(), n - 1);
     let text = draw(&s, 80, 24);
     assert!(text.contains(&format!("of {n}")), "{text}");
     s.update(Action::PageUp);
-    assert_eq!(s.finding_at, n - 8);
+    assert_eq!(s.nav().finding_at(), n - 8);
     s.update(Action::First);
-    assert_eq!(s.finding_at, 0);
-    assert_eq!(s.selected, cpu);
+    assert_eq!(s.nav().finding_at(), 0);
+    assert_eq!(s.nav().selected(), cpu);
 }
 
 #[test]
 fn page_keys_in_the_help_scroll_it_and_end_then_up_moves_at_once() {
     let mut s = vm();
-    s.screen = ratatui::layout::Size::new(80, 24);
+    s = s.with_screen(ratatui::layout::Size::new(80, 24));
     s.update(Action::Help);
     s.update(Action::PageDown);
-    assert_eq!(s.popup_scroll, 16);
+    assert_eq!(s.nav().popup_scroll(), 16);
     assert!(draw(&s, 80, 24).contains("rows 17–"));
     s.update(Action::Last);
-    let end = s.popup_scroll;
+    let end = s.nav().popup_scroll();
     assert_eq!(end, crate::tui::popup::max_scroll(&s));
     let bottom = draw(&s, 80, 24);
     assert!(bottom.contains("verdict"), "{bottom}");
     s.update(Action::Down);
-    assert_eq!(s.popup_scroll, end, "no further than the last row");
+    assert_eq!(s.nav().popup_scroll(), end, "no further than the last row");
     s.update(Action::Up);
-    assert_eq!(s.popup_scroll, end - 1);
+    assert_eq!(s.nav().popup_scroll(), end - 1);
     assert_ne!(draw(&s, 80, 24), bottom, "one Up after End shows a new row");
     s.update(Action::First);
-    assert_eq!(s.popup_scroll, 0);
+    assert_eq!(s.nav().popup_scroll(), 0);
     assert!(draw(&s, 80, 24).contains("rows 1–"));
 }
 
 #[test]
 fn a_foreign_tree_says_so_in_the_header_at_any_width() {
     let mut s = vm();
-    s.foreign = Some("its boot_id differs".into());
+    s.set_foreign(Some("its boot_id differs".into()));
     let wide = draw(&s, 160, 50);
     let third = wide.lines().nth(2).unwrap();
     assert!(
@@ -385,7 +392,7 @@ fn a_foreign_tree_says_so_in_the_header_at_any_width() {
         narrow.lines().nth(2).unwrap().contains("foreign tree"),
         "{narrow}"
     );
-    s.foreign = None;
+    s.set_foreign(None);
     assert!(!draw(&s, 160, 50).contains("another machine's tree"));
 }
 
@@ -398,9 +405,10 @@ fn an_unknown_verdict_reads_as_the_one_unknown_glyph_in_the_noise_column() {
         return;
     };
     let mut s = real(&tree);
-    s.view = View::Cores;
+    s = s.with_view(View::Cores);
     assert!(
-        s.verdicts
+        s.judged()
+            .verdicts()
             .iter()
             .all(|v| v.state == crate::noise::VerdictState::Unknown)
     );
@@ -423,19 +431,23 @@ fn an_unknown_verdict_reads_as_the_one_unknown_glyph_in_the_noise_column() {
 fn a_tree_of_one_instant_paints_its_overview_by_the_kernels_clock() {
     // one read has no average clock, but it has each CPU's current one
     let mut s = server();
-    if let Some(iv) = &mut s.latest {
+    if let Some(iv) = s.latest_mut() {
         for r in &mut iv.cpus {
             r.avg_mhz = None;
         }
     }
-    let top = s.machine.max_mhz.expect("the server's top clock");
+    let top = s
+        .judged()
+        .machine()
+        .max_mhz
+        .expect("the server's top clock");
     let khz = (top * 1000.0) as u64;
-    for f in &mut s.machine.cpufreq {
+    for f in &mut s.machine_mut().cpufreq {
         f.cur_khz = Some(if f.cpu == 0 { khz / 2 } else { khz });
     }
-    s.view = View::Overview;
-    s.paint = Paint::Mhz;
-    s.selected = Some(0);
+    s = s.with_view(View::Overview);
+    s = s.with_paint(Paint::Mhz);
+    s.set_selected(Some(0));
     // the grid's lines (quoted by the backend), less their labels
     let grid = |screen: &str| -> String {
         screen
@@ -449,7 +461,7 @@ fn a_tree_of_one_instant_paints_its_overview_by_the_kernels_clock() {
     assert!(live.contains(" Avg MHz (c: next)"), "{live}");
     let cells = grid(&live);
     assert_eq!(cells.chars().filter(|c| *c == '·').count(), 64, "{live}");
-    s.foreign = Some("its boot_id differs".into());
+    s.set_foreign(Some("its boot_id differs".into()));
     let one = draw(&s, 160, 50);
     assert!(one.contains(" cur MHz (c: next)"), "{one}");
     assert!(
@@ -461,12 +473,12 @@ fn a_tree_of_one_instant_paints_its_overview_by_the_kernels_clock() {
     assert_eq!(cells.chars().filter(|c| *c == '█').count(), 63, "{one}");
     assert_eq!(cells.chars().filter(|c| *c == '▅').count(), 1, "{one}");
     // a tree read without a clock shows no time of day, rather than 00:00:00
-    if let Some(iv) = &mut s.latest {
+    if let Some(iv) = s.latest_mut() {
         iv.to.wall_ns = 0;
     }
     let first = |s: &State| draw(s, 160, 50).lines().next().unwrap().to_string();
     assert!(!first(&s).contains("00:00:00"), "{}", first(&s));
-    s.foreign = None;
+    s.set_foreign(None);
     assert!(first(&s).contains("│ 00:00:00"), "{}", first(&s));
 }
 
@@ -486,17 +498,17 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
     };
     let row = |owner: &str, width: u16| -> String {
         let mut s = vm();
-        s.view = View::Cores;
-        s.watched = vec![1];
-        s.trace = Some(Traced {
+        s = s.with_view(View::Cores);
+        s.set_watched(vec![1]);
+        s.set_trace(Some(Traced {
             cpus: vec![TracedCpu {
                 cpu: 1,
                 owner: Some(task(owner, 30533)),
                 ..TracedCpu::default()
             }],
             ..Traced::default()
-        });
-        s.findings = vec![Finding {
+        }));
+        s.set_findings(vec![Finding {
             cpus: vec![1],
             kind: Kind::Intruder,
             severity: Severity::Crit,
@@ -504,7 +516,7 @@ fn an_owner_name_never_pushes_the_intruder_out_of_its_rows_noise_cell() {
             evidence: String::new(),
             numbers: Vec::new(),
             fix: None,
-        }];
+        }]);
         let screen = draw(&s, width, 50);
         screen
             .lines()
@@ -536,9 +548,9 @@ fn a_finding_on_a_watched_row_keeps_its_owner_beside_it() {
     use crate::noise::{Finding, Kind, Severity};
     for width in [80, 160] {
         let mut s = vm();
-        s.view = View::Cores;
-        s.watched = vec![1];
-        s.trace = Some(Traced {
+        s = s.with_view(View::Cores);
+        s.set_watched(vec![1]);
+        s.set_trace(Some(Traced {
             cpus: vec![TracedCpu {
                 cpu: 1,
                 owner: Some(TracedTask {
@@ -552,8 +564,8 @@ fn a_finding_on_a_watched_row_keeps_its_owner_beside_it() {
                 ..TracedCpu::default()
             }],
             ..Traced::default()
-        });
-        s.findings = vec![Finding {
+        }));
+        s.set_findings(vec![Finding {
             cpus: vec![1],
             kind: Kind::TickOnWatched,
             severity: Severity::Warn,
@@ -561,7 +573,7 @@ fn a_finding_on_a_watched_row_keeps_its_owner_beside_it() {
             evidence: String::new(),
             numbers: Vec::new(),
             fix: None,
-        }];
+        }]);
         let screen = draw(&s, width, 50);
         let row = screen
             .lines()
@@ -598,15 +610,15 @@ fn an_unwatched_row_names_its_longest_runner_above_five_percent() {
         ..TracedCpu::default()
     };
     let mut s = vm();
-    s.view = View::Cores;
-    s.watched = vec![];
+    s = s.with_view(View::Cores);
+    s.set_watched(vec![]);
     // quiet CPUs: the row's cell is free for the longest runner
-    s.verdicts = Vec::new();
-    s.findings.clear();
-    s.trace = Some(Traced {
+    s.set_verdicts(Vec::new());
+    s.set_findings(Vec::new());
+    s.set_trace(Some(Traced {
         browsed: vec![browsed(0, 49_000_000), browsed(1, 620_000_000)],
         ..Traced::default()
-    });
+    }));
     let screen = draw(&s, 160, 50);
     let row = |cpu: &str| {
         screen
@@ -625,13 +637,13 @@ fn an_unwatched_row_names_its_longest_runner_above_five_percent() {
 #[test]
 fn the_header_says_who_ran_is_not_exact_where_bpf_was_refused() {
     let mut s = vm();
-    s.view = View::Cores;
+    s = s.with_view(View::Cores);
     assert!(!draw(&s, 160, 50).contains("exact who-ran"));
-    s.trace_missing = Some(
+    s.set_trace_missing(Some(
         "BPF: loading BPF type data was refused (Operation not permitted): it needs root, or \
          CAP_BPF with CAP_PERFMON"
             .into(),
-    );
+    ));
     let screen = draw(&s, 160, 50);
     let line = screen
         .lines()

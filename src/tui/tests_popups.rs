@@ -13,48 +13,52 @@ fn key(s: &mut State, code: KeyCode) {
 }
 
 fn opened(mut s: State, o: Overlay) -> State {
-    s.screen = ratatui::layout::Size::new(80, 24);
+    s = s.with_screen(ratatui::layout::Size::new(80, 24));
     match o {
         Overlay::Help => s.update(Action::Help),
         Overlay::Why => s.update(Action::Why),
         Overlay::Finding => {
-            s.view = View::Findings;
+            s = s.with_view(View::Findings);
             s.update(Action::Detail)
         }
         Overlay::None => None,
     };
-    assert_eq!(s.overlay, o);
+    assert_eq!(s.nav().overlay(), o);
     s
 }
 
 #[test]
 fn the_why_popup_scrolls_with_the_keys_it_advertises_and_the_selection_stays() {
     let mut s = opened(vm(), Overlay::Why);
-    s.screen = ratatui::layout::Size::new(80, 14);
-    let cpu = s.selected;
+    s = s.with_screen(ratatui::layout::Size::new(80, 14));
+    let cpu = s.nav().selected();
     let top = draw(&s, 80, 14).backend().to_string();
     assert!(top.contains("↑↓ scroll"), "{top}");
     assert!(top.contains("rows 1–"), "{top}");
     key(&mut s, KeyCode::Down);
-    assert_eq!(s.popup_scroll, 1);
+    assert_eq!(s.nav().popup_scroll(), 1);
     assert!(draw(&s, 80, 14).backend().to_string().contains("rows 2–"));
     key(&mut s, KeyCode::Char('j'));
-    assert_eq!(s.popup_scroll, 2);
+    assert_eq!(s.nav().popup_scroll(), 2);
     key(&mut s, KeyCode::Up);
-    assert_eq!(s.popup_scroll, 1);
+    assert_eq!(s.nav().popup_scroll(), 1);
     key(&mut s, KeyCode::End);
     let last = crate::tui::popup::max_scroll(&s);
     assert!(last > 0);
-    assert_eq!(s.popup_scroll, last);
+    assert_eq!(s.nav().popup_scroll(), last);
     key(&mut s, KeyCode::Home);
-    assert_eq!(s.popup_scroll, 0);
+    assert_eq!(s.nav().popup_scroll(), 0);
     key(&mut s, KeyCode::PageDown);
-    let page = crate::tui::layout::body_rows(s.screen);
-    assert_eq!(s.popup_scroll, last.min(page));
-    assert_eq!(s.selected, cpu, "the CPU behind the pop-up stays selected");
+    let page = crate::tui::layout::body_rows(s.nav().screen());
+    assert_eq!(s.nav().popup_scroll(), last.min(page));
+    assert_eq!(
+        s.nav().selected(),
+        cpu,
+        "the CPU behind the pop-up stays selected"
+    );
     key(&mut s, KeyCode::Esc);
-    assert_eq!(s.overlay, Overlay::None);
-    assert!(!s.quit);
+    assert_eq!(s.nav().overlay(), Overlay::None);
+    assert!(!s.pacing().quit());
 }
 
 #[test]
@@ -62,14 +66,14 @@ fn keys_do_not_reach_the_screen_behind_a_popup() {
     for o in [Overlay::Help, Overlay::Why, Overlay::Finding] {
         let mut s = opened(server(), o);
         let before = (
-            s.selected,
-            s.view,
-            s.sort,
-            s.filter,
-            s.paint,
-            s.watched.clone(),
-            s.interval,
-            s.speed,
+            s.nav().selected(),
+            s.nav().view(),
+            s.nav().sort(),
+            s.nav().filter(),
+            s.nav().paint(),
+            s.judged().watched().to_vec(),
+            s.pacing().interval(),
+            s.pacing().speed(),
         );
         for code in [
             KeyCode::Char('m'),
@@ -89,17 +93,17 @@ fn keys_do_not_reach_the_screen_behind_a_popup() {
             key(&mut s, code);
         }
         let after = (
-            s.selected,
-            s.view,
-            s.sort,
-            s.filter,
-            s.paint,
-            s.watched.clone(),
-            s.interval,
-            s.speed,
+            s.nav().selected(),
+            s.nav().view(),
+            s.nav().sort(),
+            s.nav().filter(),
+            s.nav().paint(),
+            s.judged().watched().to_vec(),
+            s.pacing().interval(),
+            s.pacing().speed(),
         );
         assert_eq!(before, after, "{o:?}");
-        assert_eq!(s.overlay, o, "{o:?} stays open");
+        assert_eq!(s.nav().overlay(), o, "{o:?} stays open");
     }
 }
 
@@ -108,7 +112,7 @@ fn a_popup_leaves_no_stray_column_of_the_screen_behind_it() {
     for (w, h) in [(80, 24), (84, 30), (40, 10)] {
         for o in [Overlay::Help, Overlay::Why, Overlay::Finding] {
             let mut s = opened(vm(), o);
-            s.screen = ratatui::layout::Size::new(w, h);
+            s = s.with_screen(ratatui::layout::Size::new(w, h));
             let t = draw(&s, w, h);
             let buf = t.backend().buffer();
             // the pop-up's rows: from its top corner down to its bottom one
@@ -136,9 +140,9 @@ fn a_popup_leaves_no_stray_column_of_the_screen_behind_it() {
 fn a_long_glossary_entry_goes_on_under_its_text() {
     for (w, h) in [(160, 50), (80, 24)] {
         let mut s = opened(vm(), Overlay::Help);
-        s.screen = ratatui::layout::Size::new(w, h);
+        s = s.with_screen(ratatui::layout::Size::new(w, h));
         // scrolled to the end: the columns glossary, whose long entries wrap
-        s.popup_scroll = crate::tui::popup::max_scroll(&s);
+        s.set_popup_scroll(crate::tui::popup::max_scroll(&s));
         let screen = draw(&s, w, h).backend().to_string();
         let rows: Vec<Vec<char>> = screen
             .lines()

@@ -42,24 +42,24 @@ fn the_cores_view_opens_with_a_summary_row_and_ends_with_package_rows() {
 #[test]
 fn digits_jump_to_a_cpu_by_its_number() {
     let mut s = server();
-    s.screen = ratatui::layout::Size::new(80, 24);
+    s = s.with_screen(ratatui::layout::Size::new(80, 24));
     s.update(Action::Digit(1));
-    assert_eq!(s.selected, Some(1));
+    assert_eq!(s.nav().selected(), Some(1));
     s.update(Action::Digit(2));
-    assert_eq!(s.selected, Some(12));
+    assert_eq!(s.nav().selected(), Some(12));
     let top = &lines(&s, 80, 24)[3];
     assert!(top.contains("CPU 12"), "{top}");
     assert!(lines(&s, 80, 24).iter().any(|l| l.starts_with("│   12 ")));
     // 64 is past the last CPU: the 4 starts a new number
     s.update(Action::Digit(6));
-    assert_eq!(s.selected, Some(6));
+    assert_eq!(s.nav().selected(), Some(6));
     s.update(Action::Digit(4));
-    assert_eq!(s.selected, Some(4));
+    assert_eq!(s.nav().selected(), Some(4));
     // any other key ends the number
     s.update(Action::Down);
-    assert!(s.goto.is_empty());
+    assert!(s.nav().goto().is_empty());
     s.update(Action::Digit(3));
-    assert_eq!(s.selected, Some(3));
+    assert_eq!(s.nav().selected(), Some(3));
     // the keys reach the action through the key table
     let k = ratatui::crossterm::event::KeyEvent::new(
         ratatui::crossterm::event::KeyCode::Char('7'),
@@ -73,7 +73,7 @@ fn the_detail_history_has_a_time_axis_and_scales() {
     // 12 instants a second apart: 11 intervals of history
     let mut s = played_for(Flavor::Vm, 2, 12, &[1], false);
     s.update(Action::Detail);
-    assert_eq!(s.view, View::Detail);
+    assert_eq!(s.nav().view(), View::Detail);
     let l = lines(&s, 80, 24);
     let axis = l.iter().find(|x| x.contains(" now")).expect("a time axis");
     assert!(axis.contains("│-10 s "), "{axis}");

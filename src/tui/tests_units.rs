@@ -20,7 +20,7 @@ fn text(s: &crate::tui::state::State, w: u16, h: u16) -> String {
 /// The whole help, scrolled through at 160×50.
 fn help(s: &crate::tui::state::State) -> String {
     let mut s = s.clone();
-    s.screen = ratatui::layout::Size::new(160, 50);
+    s = s.with_screen(ratatui::layout::Size::new(160, 50));
     s.update(Action::Help);
     let mut all = String::new();
     for _ in 0..10 {
@@ -88,7 +88,7 @@ fn interrupt_columns_are_per_second_and_the_zero_note_is_not_under_softirqs() {
 #[test]
 fn an_unknown_base_clock_draws_no_base_mark_in_the_legend() {
     let s = vm();
-    assert!(s.machine.base_mhz.is_none());
+    assert!(s.judged().machine().base_mhz.is_none());
     for (w, h) in [(80, 24), (160, 50)] {
         let t = text(&s, w, h);
         assert!(!t.contains("┆ base"), "{t}");
@@ -100,12 +100,13 @@ fn an_unknown_base_clock_draws_no_base_mark_in_the_legend() {
 #[test]
 fn a_finding_without_a_fix_shows_no_arrow() {
     let mut s = laptop();
-    let mut f = s.findings.clone();
+    let mut f = s.judged().findings().to_vec();
     for x in &mut f {
         x.fix = None;
     }
-    s.log = crate::tui::log::FindingLog::default();
-    s.log.record(&f, 0);
+    let mut log = crate::tui::log::FindingLog::default();
+    log.record(&f, 0);
+    s.set_log(log);
     let t = text(&view(s, View::Findings), 160, 50);
     assert!(!t.contains("→ no usual fix"), "{t}");
     assert!(

@@ -41,7 +41,7 @@ fn show_and_hide_choose_the_optional_columns() {
     use crate::tui::columns::{parse, shown};
     let mut s = server();
     let wide = header(&s, 160, 50);
-    s.columns = shown(None, &parse("LOC,MIG/s").unwrap());
+    s.set_columns(shown(None, &parse("LOC,MIG/s").unwrap()));
     let head = header(&s, 160, 50);
     assert!(!head.contains("LOC/s") && !head.contains("MIG/s"), "{head}");
     assert!(head.contains("IRQ/s") && head.contains("stl%"), "{head}");
@@ -50,7 +50,7 @@ fn show_and_hide_choose_the_optional_columns() {
         wide.chars().count(),
         "the room goes to the bars"
     );
-    s.columns = shown(Some(&parse("IRQ").unwrap()), &[]);
+    s.set_columns(shown(Some(&parse("IRQ").unwrap()), &[]));
     let head = header(&s, 160, 50);
     assert!(head.contains("IRQ/s") && !head.contains("CSW/s"), "{head}");
     // o switches between every column and the chosen ones
