@@ -6,7 +6,7 @@
 //! [`facts`] reads; the rules are pure functions of [`CheckFacts`], the
 //! benchmark CPUs and [`CheckConfig`], one file per family.
 
-pub mod boot;
+pub(crate) mod boot;
 pub mod explain;
 pub mod facts;
 mod frequency;

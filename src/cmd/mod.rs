@@ -2,20 +2,20 @@
 //! (where to read, keeping off watched CPUs); every live driver is built
 //! by [`crate::pipeline::setup::DriverBuilder`].
 
-pub mod batch;
+pub(crate) mod batch;
 pub mod check;
-pub mod compare;
-pub mod dashboard;
+pub(crate) mod compare;
+pub(crate) mod dashboard;
 pub mod help;
-pub mod out;
-pub mod probe;
+pub(crate) mod out;
+pub(crate) mod probe;
 pub mod record_sink;
-pub mod report;
+pub(crate) mod report;
 pub mod run;
-pub mod serve;
+pub(crate) mod serve;
 #[cfg(feature = "shots")]
 pub mod shot;
-pub mod snapshot;
+pub(crate) mod snapshot;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

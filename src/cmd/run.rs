@@ -14,14 +14,14 @@ use crate::os::fs::{Fs, Roots};
 use crate::os::live::LiveOptions;
 use crate::pipeline::setup::{DriverBuilder, TraceHow, Tree};
 
-pub mod alone;
-pub mod output;
+pub(crate) mod alone;
+pub(crate) mod output;
 pub mod seen;
-pub mod series;
-pub mod session;
-pub mod settle;
-pub mod signals;
-pub mod waits;
+pub(crate) mod series;
+pub(crate) mod session;
+pub(crate) mod settle;
+pub(crate) mod signals;
+pub(crate) mod waits;
 
 use output::Output;
 use session::Session;

@@ -2,7 +2,7 @@
 //! into plain data; none of them computes a rate.
 
 use crate::base::ParseError;
-pub mod cgroup_name;
+pub(crate) mod cgroup_name;
 pub mod cpufreq;
 pub mod cpuidle;
 pub mod cpuinfo;

@@ -6,17 +6,17 @@ pub mod capture;
 pub mod cgroups;
 pub mod fs;
 pub mod hw;
-pub mod idle_ring;
-pub mod ipi_count;
+pub(crate) mod idle_ring;
+pub(crate) mod ipi_count;
 pub mod live;
 pub mod msr;
 pub mod perf;
-pub mod probe_os;
-pub mod stop;
+pub(crate) mod probe_os;
+pub(crate) mod stop;
 pub mod switch_ring;
 pub mod sys;
 pub mod tasks;
-pub mod tp_format;
+pub(crate) mod tp_format;
 pub mod tracepoint;
 
 /// Reads at most `cap` bytes of a regular file as text: a FIFO or a device

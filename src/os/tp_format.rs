@@ -182,6 +182,7 @@ impl Format {
     }
 
     /// A string field: a fixed `char NAME[N]` array or a `__data_loc char[]`.
+    #[cfg(test)]
     pub fn string(&self, name: &str) -> Result<StrAt, FormatError> {
         let f = self.require(name)?;
         if f.data_loc {
@@ -239,6 +240,7 @@ impl IntAt {
 
 /// Where a string lies in a payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg(test)]
 pub enum StrAt {
     /// `char NAME[len]` at `offset`, NUL-padded.
     Fixed { offset: usize, len: usize },
@@ -246,10 +248,12 @@ pub enum StrAt {
     DataLoc { offset: usize },
 }
 
+#[cfg(test)]
 impl StrAt {
     /// The bytes of the string up to its first NUL, or `None` when the
     /// payload is too short for the field or the data it points at.
     #[inline]
+    #[cfg(test)]
     pub fn read(self, raw: &[u8]) -> Option<&[u8]> {
         let bytes = match self {
             StrAt::Fixed { offset, len } => raw.get(offset..offset + len)?,

@@ -1,4 +1,4 @@
 //! Plain sinks: the batch table and its verdict and finding lines.
 
 pub mod batch;
-pub mod judged;
+pub(crate) mod judged;

@@ -5,17 +5,17 @@
 //! loop ([`live`]) and the replay loop ([`replay`]) both call
 //! [`Driver::step`]; they differ only in what sets the pace.
 
-pub mod control;
+pub(crate) mod control;
 pub mod in_kernel;
 pub mod kept_trace;
-pub mod live;
+pub(crate) mod live;
 mod owner;
 pub mod replay;
-pub mod sampled;
-pub mod setup;
+pub(crate) mod sampled;
+pub(crate) mod setup;
 pub mod switches;
-pub mod trace;
-pub mod wrapped;
+pub(crate) mod trace;
+pub(crate) mod wrapped;
 
 use control::Control;
 use std::fmt::Write as _;

@@ -124,19 +124,6 @@ pub fn bound(proc: &Path, tid: u32) -> bool {
         .is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
 }
 
-/// A traced task named from /proc: its process, whether it is a per-CPU
-/// kernel thread, whether it is gone.
-pub fn task(t: &TaskId, proc: &Path) -> TracedTask {
-    TracedTask {
-        comm: t.comm.clone().unwrap_or_else(|| format!("tid {}", t.tid)),
-        pid: t.pid.unwrap_or(t.tid),
-        tid: t.tid,
-        per_cpu_kthread: bound(proc, t.tid),
-        exited: !crate::os::tasks::alive(proc, t.tid),
-        cgroup: None,
-    }
-}
-
 fn kind(k: SourceKind) -> &'static str {
     match k {
         SourceKind::Irq => "irq",
@@ -146,10 +133,6 @@ fn kind(k: SourceKind) -> &'static str {
         SourceKind::Apic => "apic",
         SourceKind::Task => "task",
     }
-}
-
-fn cpu(c: &CpuTrace, proc: &Path) -> TracedCpu {
-    cpu_with(c, usize::MAX, &mut |t, _| task(t, proc))
 }
 
 /// One CPU's window in the rules' terms, its tasks named by `name` (given
@@ -214,15 +197,5 @@ pub fn cpu_with(
         owner_given: c.owner_given,
         owner_was: None,
         kernel: c.kernel.clone(),
-    }
-}
-
-/// A window in the rules' terms.
-pub fn traced(w: &TraceWindow, proc: &Path) -> Traced {
-    Traced {
-        cpus: w.cpus.iter().map(|c| cpu(c, proc)).collect(),
-        browsed: Vec::new(),
-        probed: Vec::new(),
-        cgroups: None,
     }
 }

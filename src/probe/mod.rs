@@ -8,11 +8,11 @@
 //! says what two recordings' probes differ by.
 
 pub mod runner;
-pub mod running;
+pub(crate) mod running;
 pub mod sinks;
 pub mod stats;
-pub mod tag;
-pub mod wakeup_diff;
+pub(crate) mod tag;
+pub(crate) mod wakeup_diff;
 
 use serde::{Deserialize, Serialize};
 

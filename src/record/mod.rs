@@ -11,6 +11,6 @@ pub mod digest;
 pub mod plot;
 pub mod reader;
 pub mod sidecar;
-pub mod stats;
-pub mod table;
+pub(crate) mod stats;
+pub(crate) mod table;
 pub mod writer;

@@ -62,6 +62,7 @@ impl CgroupTime {
     }
 
     /// One class (tests).
+    #[cfg(test)]
     pub fn class(&self, i: usize) -> &ClassTime {
         &self.classes[i]
     }
@@ -123,11 +124,13 @@ impl ClassTime {
     }
 
     /// Cgroups kept by name (tests).
+    #[cfg(test)]
     pub fn kept(&self) -> usize {
         self.by.len()
     }
 
-    /// All the time counted, ns (tests).
+    /// All the time counted, ns.
+    #[cfg(test)]
     pub fn total_ns(&self) -> u64 {
         self.by.values().sum::<u64>() + self.other_ns
     }

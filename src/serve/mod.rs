@@ -6,14 +6,14 @@
 //! asked), so ten scrapers cost what one does and none reads the kernel.
 
 pub mod catalog;
-pub mod cgroup_time;
-pub mod expose;
+pub(crate) mod cgroup_time;
+pub(crate) mod expose;
 pub mod http;
-pub mod negotiate;
-pub mod probe;
-pub mod runq;
+pub(crate) mod negotiate;
+pub(crate) mod probe;
+pub(crate) mod runq;
 pub mod text;
-pub mod totals;
+pub(crate) mod totals;
 pub mod webconfig;
 
 use std::collections::BTreeMap;

@@ -5,8 +5,6 @@
 //! Exported as they are, they stay counters across noisetop's restarts.
 //! Per-CPU files read in rounds keep their last value until their next read.
 
-use std::collections::BTreeMap;
-
 use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::interrupts::{IrqKind, IrqTable};
@@ -201,9 +199,6 @@ impl Totals {
         }
     }
 }
-
-/// Sums of the package's CPUs, by (package, core type).
-pub type Groups = BTreeMap<(Option<u32>, Option<String>), Vec<u32>>;
 
 #[cfg(test)]
 mod tests {

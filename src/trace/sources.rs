@@ -85,22 +85,6 @@ impl Vector {
         Vector::ALL.into_iter().find(|v| v.number() == n)
     }
 
-    /// The row of /proc/interrupts that counts it.
-    pub fn interrupts_label(self) -> &'static str {
-        match self {
-            Vector::LocalTimer => "LOC",
-            Vector::Reschedule => "RES",
-            Vector::CallFunction | Vector::CallFunctionSingle => "CAL",
-            Vector::IrqWork => "IWI",
-            Vector::ThermalApic => "TRM",
-            Vector::ThresholdApic => "THR",
-            Vector::DeferredErrorApic => "DFR",
-            Vector::X86PlatformIpi => "PLT",
-            Vector::ErrorApic => "ERR",
-            Vector::SpuriousApic => "SPU",
-        }
-    }
-
     /// An IPI sent by another CPU (or itself, for `irq_work`).
     pub fn is_ipi(self) -> bool {
         matches!(

@@ -280,6 +280,7 @@ pub fn action_for(ev: &KeyEvent) -> Option<Action> {
 
 /// The footer's key hints, `(keys, what)`, in table order; `+`/`-` share
 /// one hint, and so do the arrows.
+#[cfg(test)]
 pub fn footer_hints() -> Vec<(&'static str, &'static str)> {
     ranked_hints().into_iter().map(|h| (h.0, h.1)).collect()
 }

@@ -5,29 +5,29 @@
 //! they, the samples and the clock change the `State` only through
 //! `State::update`.
 
-pub mod bars;
-pub mod columns;
-pub mod cores;
-pub mod cstates;
-pub mod detail;
-pub mod fit;
-pub mod fmt;
-pub mod header;
-pub mod history;
-pub mod irqs;
-pub mod keys;
-pub mod layout;
-pub mod log;
-pub mod overview;
-pub mod pane;
-pub mod popup;
-pub mod render;
-pub mod restore;
-pub mod run;
-pub mod saved;
-pub mod selfcost;
+pub(crate) mod bars;
+pub(crate) mod columns;
+pub(crate) mod cores;
+pub(crate) mod cstates;
+pub(crate) mod detail;
+pub(crate) mod fit;
+pub(crate) mod fmt;
+pub(crate) mod header;
+pub(crate) mod history;
+pub(crate) mod irqs;
+pub(crate) mod keys;
+pub(crate) mod layout;
+pub(crate) mod log;
+pub(crate) mod overview;
+pub(crate) mod pane;
+pub(crate) mod popup;
+pub(crate) mod render;
+pub(crate) mod restore;
+pub(crate) mod run;
+pub(crate) mod saved;
+pub(crate) mod selfcost;
 pub mod state;
-pub mod summary;
+pub(crate) mod summary;
 pub mod theme;
 
 #[cfg(test)]

@@ -173,6 +173,8 @@ pub fn layout(m: &Machine, cpus: &[u32], width: u16, height: u16) -> Grid {
 
 /// Height of the overview's box (borders included) when the whole grid
 /// fits: the legend and the grid's rows.
+// the one signature of every view's wanted_rows, dispatched in render
+#[allow(clippy::unnecessary_wraps)]
 pub fn wanted_rows(s: &State, width: u16) -> Option<u16> {
     let g = layout(
         s.judged().machine(),

@@ -7,12 +7,12 @@
 //! it: the runs done are reported and that run is not. A run that fails
 //! stops the series with its exit status, unless `--ignore-failure`.
 
-pub mod analysis;
-pub mod outcome;
-pub mod outliers;
-pub mod repetition;
-pub mod spread;
-pub mod stability;
+pub(crate) mod analysis;
+pub(crate) mod outcome;
+pub(crate) mod outliers;
+pub(crate) mod repetition;
+pub(crate) mod spread;
+pub(crate) mod stability;
 #[cfg(test)]
 mod tests;
 

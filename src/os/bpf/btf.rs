@@ -120,11 +120,6 @@ impl<'a> Btf<'a> {
         self.offsets.len() as u32 - 1
     }
 
-    /// Whether there is no type.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn at(&self, id: u32) -> Result<usize, BtfError> {
         self.offsets
             .get(id as usize)

@@ -15,9 +15,9 @@
 //! kernel, which applies them against its own BTF (Linux 5.17+), and
 //! attaches one raw-tracepoint program to every vector tracepoint.
 
-pub mod btf;
+pub(crate) mod btf;
 pub mod layout;
-pub mod object;
+pub(crate) mod object;
 pub mod read;
 mod sys;
 

@@ -303,6 +303,7 @@ impl BpfObject {
     }
 
     /// A program by name.
+    #[cfg(test)]
     pub fn program(&self, name: &str) -> Option<&ProgDef> {
         self.programs.iter().find(|p| p.name == name)
     }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::analysis::Analysis;
-use super::repetition::{Culprit, Repetition, RunVerdict};
+use super::repetition::{Culprit, Repetition};
 use super::spread::Spread;
 use crate::base::cpulist;
 
@@ -380,14 +380,4 @@ impl SeriesReport {
             }
         }
     }
-}
-
-/// How many runs were quiet, noisy, unknown.
-pub fn counts(runs: &[Repetition]) -> (usize, usize, usize) {
-    let n = |v: RunVerdict| runs.iter().filter(|r| r.verdict == v).count();
-    (
-        n(RunVerdict::Quiet),
-        n(RunVerdict::Noisy),
-        n(RunVerdict::Unknown),
-    )
 }

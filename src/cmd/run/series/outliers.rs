@@ -21,6 +21,8 @@ pub const FLOOR_PCT: f64 = 1.0;
 pub const EXPLAINS: f64 = 0.5;
 
 /// The wall time above which a run is an outlier.
+// the JSON report's field names: the unit in the suffix, as everywhere
+#[allow(clippy::struct_field_names)]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Limit {
     /// Median wall time of the runs judged, s.
@@ -49,6 +51,8 @@ pub fn limit(walls: &[f64]) -> Option<Limit> {
 }
 
 /// What a quiet run typically met, to measure a slow run against.
+// the JSON report's field names: the unit in the suffix, as everywhere
+#[allow(clippy::struct_field_names)]
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Typical {
     /// Median wall time, s.
