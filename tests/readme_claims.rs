@@ -448,6 +448,35 @@ fn shell_blocks_give_sudo_the_path_of_noisetop() {
     }
 }
 
+/// The README opens with its two commands: the one that sets up and runs
+/// noisetop, then the one that runs the tests, both before the first
+/// picture and any other section.
+#[test]
+fn the_readme_gives_its_two_commands_first() {
+    let text = readme();
+    let sections: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .take(2)
+        .collect();
+    assert_eq!(sections, ["Run it", "Run the tests"]);
+    let blocks: Vec<&str> = text
+        .split("```sh\n")
+        .skip(1)
+        .take(2)
+        .map(|b| b.split("```").next().unwrap().trim())
+        .collect();
+    assert!(
+        blocks[0].contains("cargo install --locked --path .")
+            && blocks[0].ends_with("sudo \"$(command -v noisetop)\""),
+        "{}",
+        blocks[0]
+    );
+    assert_eq!(blocks[1], "cargo test --no-fail-fast");
+    let second = text.find(blocks[1]).unwrap();
+    assert!(second < text.find("![").expect("a picture"));
+}
+
 /// CI runs the README's test command, word for word, and that command
 /// runs every test binary even when one fails.
 #[test]
