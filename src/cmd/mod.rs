@@ -136,9 +136,8 @@ fn pin(cpu: u32, watched: &[u32]) -> Result<()> {
     })
 }
 
-/// Refuses `--root`, `--procfs` or `--sysfs` naming what is not a folder,
-/// and a `--root` with neither `proc` nor `sys` to read: every table would
-/// be empty.
+/// Checks the source options of the commands that read a tree: see
+/// [`check_source`].
 fn check_source_of(cli: &Cli) -> Result<()> {
     let source = match &cli.command {
         None => &cli.live.source,
@@ -238,7 +237,9 @@ pub fn check_new_folder(what: &str, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// See [`check_source_of`].
+/// Refuses `--root`, `--procfs` or `--sysfs` naming what is not a folder,
+/// and a `--root` with neither `proc` nor `sys` to read: every table would
+/// be empty.
 pub fn check_source(s: &SourceArgs) -> Result<()> {
     for (flag, dir) in [
         ("--root", &s.root),

@@ -464,17 +464,17 @@ fn energy_bits(unit_msr: u64) -> u32 {
     ((unit_msr >> 8) & 0x1F) as u32
 }
 
-/// Joules per energy count: 1/2^bits[12:8] of the RAPL unit MSR (Intel and AMD).
+/// Joules per energy count: `1/2^bits[12:8]` of the RAPL unit MSR (Intel and AMD).
 pub fn energy_unit_joules(unit_msr: u64) -> f64 {
     1.0 / f64::from(1u32 << energy_bits(unit_msr))
 }
 
-/// Watts per power count: 1/2^bits[3:0] of the RAPL unit MSR.
+/// Watts per power count: `1/2^bits[3:0]` of the RAPL unit MSR.
 pub fn power_unit_watts(unit_msr: u64) -> f64 {
     1.0 / f64::from(1u32 << (unit_msr & 0xF))
 }
 
-/// Seconds per time count: 1/2^bits[19:16] of the RAPL unit MSR.
+/// Seconds per time count: `1/2^bits[19:16]` of the RAPL unit MSR.
 pub fn time_unit_seconds(unit_msr: u64) -> f64 {
     1.0 / f64::from(1u32 << ((unit_msr >> 16) & 0xF))
 }

@@ -54,15 +54,15 @@ struct Binned {
     bins: usize,
     t0: f64,
     t1: f64,
-    /// [cpu][bin] mean `Avg_MHz`.
+    /// `[cpu][bin]` mean `Avg_MHz`.
     mhz: Vec<Vec<Option<f32>>>,
-    /// [cpu][bin] mean irq/s.
+    /// `[cpu][bin]` mean irq/s.
     irq: Vec<Vec<Option<f32>>>,
-    /// [cpu][bin][layer] residency %: busy, then each state.
+    /// `[cpu][bin][layer]` residency %: busy, then each state.
     stack: Vec<Vec<Vec<f32>>>,
-    /// [cpu][bin] a finding was active.
+    /// `[cpu][bin]` a finding was active.
     flag: Vec<Vec<bool>>,
-    /// [bin] a machine-wide finding was active.
+    /// `[bin]` a machine-wide finding was active.
     machine_flag: Vec<bool>,
     /// Finding ids seen.
     ids: Vec<String>,
