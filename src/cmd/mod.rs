@@ -1,6 +1,6 @@
 //! Subcommands: each arm of the one dispatch in `run`, and what they share
 //! (where to read, keeping off watched CPUs); every live driver is built
-//! by [`crate::pipeline::setup::DriverBuilder`].
+//! by `pipeline::setup::DriverBuilder`.
 
 pub(crate) mod batch;
 pub mod check;

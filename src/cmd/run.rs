@@ -2,7 +2,7 @@
 //! watches the CPUs it runs on with the strict rules while noisetop keeps
 //! off them, forwards signals to it, and prints what disturbed it and its
 //! bottom line (its share of its CPUs, its time alone). Exits with the
-//! command's status. `--repeat N` runs it N times ([`series`]).
+//! command's status. `--repeat N` runs it N times (`series`).
 
 use std::process::ExitCode;
 

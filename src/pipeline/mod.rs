@@ -2,7 +2,7 @@
 //!
 //! Every sink — the dashboard, `--batch`, `check`, `run`, the CSV recorder —
 //! reads the same owned [`Sample`]s, made here and nowhere else. The live
-//! loop ([`live`]) and the replay loop ([`replay`]) both call
+//! loop (`live`) and the replay loop ([`replay`]) both call
 //! [`Driver::step`]; they differ only in what sets the pace.
 
 pub(crate) mod control;

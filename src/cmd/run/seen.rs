@@ -225,7 +225,7 @@ pub struct RunReport {
     /// time minus the command's own CPU time, ns.
     pub others_min_ns: Option<u64>,
     /// The command's share of its CPUs and its time alone
-    /// ([`super::alone`]), once estimated.
+    /// (`alone`), once estimated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bottom_line: Option<super::alone::BottomLine>,
     /// Why there is no bottom line.
