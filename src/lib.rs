@@ -20,6 +20,7 @@ pub mod interval;
 pub mod irq_rates;
 pub mod ladder;
 pub mod machine;
+pub mod metric;
 pub mod name;
 pub mod noise;
 pub mod output;

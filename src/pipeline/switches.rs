@@ -110,20 +110,7 @@ mod tests {
     }
 
     fn empty() -> Snapshot {
-        Snapshot {
-            time: crate::snapshot::Stamp::default(),
-            online: vec![0, 1],
-            stat: Err("not read".into()),
-            interrupts: Err("not read".into()),
-            softirqs: Err("not read".into()),
-            csw: CpuMap::new(),
-            migrations: CpuMap::new(),
-            hw: CpuMap::new(),
-            pkg: std::collections::BTreeMap::new(),
-            files: CpuMap::new(),
-            powercap_uj: std::collections::BTreeMap::new(),
-            hwmon_mc: std::collections::BTreeMap::new(),
-        }
+        Snapshot::unread(crate::snapshot::Stamp::default(), vec![0, 1])
     }
 
     #[test]

@@ -478,24 +478,6 @@ fn packages(w: &mut Writer, inp: &Input<'_>) {
     }
 }
 
-/// The `metric` label of a ladder metric.
-pub fn metric_id(m: Metric) -> &'static str {
-    match m {
-        Metric::Frequency => "frequency",
-        Metric::Ipc => "ipc",
-        Metric::HwCstates => "hw_cstates",
-        Metric::OsCstates => "os_cstates",
-        Metric::Interrupts => "interrupts",
-        Metric::Softirqs => "softirqs",
-        Metric::CpuTime => "cpu_time",
-        Metric::Scheduler => "scheduler",
-        Metric::Smi => "smi",
-        Metric::Temperature => "temperature",
-        Metric::Throttle => "throttle",
-        Metric::Power => "power",
-    }
-}
-
 fn machine(w: &mut Writer, inp: &Input<'_>) {
     let s = inp.sample;
     w.family(m::FINDING);
@@ -520,7 +502,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     for st in &s.statuses {
         if st.rung.is_none() {
             let why = st.note.as_deref().unwrap_or("no source on this machine");
-            w.sample(&[("metric", metric_id(st.metric)), ("reason", why)], 1.0);
+            w.sample(&[("metric", st.metric.id()), ("reason", why)], 1.0);
         }
     }
     if let Some(Err(why)) = &s.own_ipis {
@@ -541,7 +523,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     if crate::ladder::power_silent(&s.statuses, &s.interval) {
         w.sample(
             &[
-                ("metric", metric_id(Metric::Power)),
+                ("metric", Metric::Power.id()),
                 ("reason", crate::ladder::POWER_SILENT),
             ],
             1.0,
@@ -551,7 +533,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     for st in &s.statuses {
         if let (Some(r), Some(_)) = (st.rung, &st.source) {
             w.sample(
-                &[("metric", metric_id(st.metric)), ("source", r.label())],
+                &[("metric", st.metric.id()), ("source", r.label())],
                 1.0,
             );
         }
