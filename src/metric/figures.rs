@@ -216,6 +216,7 @@ fn hw_cstate(r: &CpuRates, name: &str) -> Option<f64> {
 
 /// Hardware core C-state residency.
 pub const CORE_CSTATE: Figure = Figure {
+    report: Some(""),
     formula: "100 · ΔCn / ΔTSC; without a C1 counter C1 = ΔTSC − ΔMPERF − ΣΔCn",
     source: "perf cstate_core, else the model's residency MSRs",
     each: Each::CoreState(&CORE_STATES),
@@ -249,6 +250,7 @@ pub const MODULE_C6: Figure = Figure {
 
 /// cpuidle residency.
 pub const IDLE_PCT: Figure = Figure {
+    report: Some(""),
     turbostat: Some("{state}%"),
     formula: "100 · Δtime_us / (dt · 1e6), capped at 100 (time is credited on exit)",
     source: "cpuN/cpuidle/stateK/time",
@@ -267,6 +269,7 @@ pub const IDLE_PCT: Figure = Figure {
 
 /// cpuidle entries.
 pub const IDLE_PER_S: Figure = Figure {
+    report: Some(""),
     turbostat: Some("{state}"),
     formula: "Δusage / dt",
     source: "cpuN/cpuidle/stateK/usage",

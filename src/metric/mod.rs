@@ -441,7 +441,7 @@ mod tests {
             }
             assert!(!f.about.is_empty() && !f.formula.is_empty() && !f.source.is_empty());
             match f.unit {
-                Unit::Pct => assert!(f.name.ends_with('%'), "{}", f.name),
+                Unit::Pct => assert!(f.name.contains('%'), "{}", f.name),
                 Unit::PerS => assert!(f.name.ends_with("/s"), "{}", f.name),
                 _ => {}
             }

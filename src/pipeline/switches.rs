@@ -99,7 +99,6 @@ impl Filled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu_map::CpuMap;
 
     fn count(cpu: u32, switches: u64, migrations: u64) -> SwitchCount {
         SwitchCount {

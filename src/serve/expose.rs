@@ -271,7 +271,29 @@ fn detail_cpus(w: &mut Writer, inp: &Input<'_>) {
             w.sample(&[("cpu", c)], v as f64);
         }
     }
+    catalogued(w, inp);
     traced(w, inp);
+}
+
+/// The catalogue's figures with a family of their own: each CPU's counter
+/// (every CPU, or the detailed ones, as the entry says).
+fn catalogued(w: &mut Writer, inp: &Input<'_>) {
+    for (k, (d, _)) in m::figure_families().into_iter().enumerate() {
+        w.family(d);
+        let every: Vec<u32>;
+        let cpus = if d.scope == m::Scope::EveryCpu {
+            every = inp.sample.interval.cpus.iter().map(|r| r.cpu).collect();
+            &every
+        } else {
+            inp.detail
+        };
+        for &cpu in cpus {
+            let v = inp.totals.cpus.get(&cpu).and_then(|t| *t.figures.get(k)?);
+            if let Some(v) = v {
+                w.sample(&[("cpu", &cpu.to_string())], v);
+            }
+        }
+    }
 }
 
 /// Top-N lists of the traced CPUs: who ran, and which interrupts took time.

@@ -228,7 +228,7 @@ pub struct State {
     /// The metric the overview colours its cells by.
     pub paint: Paint,
     /// The optional columns of wide rows shown (`--show`/`--hide`), by
-    /// index into `columns::COLUMNS`.
+    /// index into `columns::columns()`.
     pub columns: Vec<usize>,
     /// The columns `--show`/`--hide` chose (IRQ/s and CSW/s without
     /// them): `w` switches between these and every column.
