@@ -658,7 +658,8 @@ fn throttle_delta(
 fn rq_wait_pct(prev: &Snapshot, cur: &Snapshot, cpu: u32, dt_s: f64) -> Option<f64> {
     let wait = |s: &Snapshot| Some(s.schedstat.as_ref().ok()?.cpus.get(&cpu)?.wait_ns);
     let d = delta(wait(prev)?, wait(cur)?, Width::Bits64)?;
-    (dt_s > 0.0).then(|| d as f64 / (dt_s * 1e9) * 100.0)
+    // one rounding: 2 ms over 1 s is 0.2, not 0.20000000000000004
+    (dt_s > 0.0).then(|| d as f64 * 100.0 / (dt_s * 1e9))
 }
 
 fn count_rate(a: Option<&u64>, b: Option<&u64>, dt_s: f64) -> Option<f64> {

@@ -54,9 +54,7 @@ pub struct SchedStat {
 /// the same CPU twice, and no `cpuN` line at all. A last line without its
 /// newline is a cut-off read and is ignored.
 pub fn parse(text: &str) -> Result<SchedStat, ParseError> {
-    let mut lines = whole_lines(text)
-        .enumerate()
-        .filter(|(_, l)| !is_blank(l));
+    let mut lines = whole_lines(text).enumerate().filter(|(_, l)| !is_blank(l));
     let version = match lines.next() {
         Some((_, l)) => l
             .strip_prefix("version ")
@@ -155,7 +153,10 @@ domain0 00000000,00000003 217653037 215526982 1577949 1580427380 557469 393576 2
     fn later_versions_with_the_same_cpu_line_are_read() {
         // version 17 (Linux 6.15) changed only the domain lines
         let v17 = V15.replacen("version 15", "version 17", 1);
-        assert_eq!(parse(&v17).unwrap().cpus.get(&1), parse(V15).unwrap().cpus.get(&1));
+        assert_eq!(
+            parse(&v17).unwrap().cpus.get(&1),
+            parse(V15).unwrap().cpus.get(&1)
+        );
     }
 
     #[test]

@@ -54,6 +54,7 @@ const fn tui(rank: u8, width: usize, format: Format) -> TuiColumn {
         format,
         rank,
         summary: true,
+        shown: true,
     }
 }
 
@@ -477,7 +478,12 @@ pub const RQWAIT: Figure = Figure {
     formula: "100 · Δrun-queue wait ns / (dt · 1e9): every waiting task counts, so several \
               waiting at once pass 100; a wait is credited when its task gets the CPU",
     source: "/proc/schedstat cpuN field 8 (version 15 on; the file needs CONFIG_SCHEDSTATS)",
-    tui: Some(tui(7, 8, Format::Decimals(1))),
+    // off the Cores view unless asked for: at 160 columns its 8 would
+    // take the room the noise column needs for a device's name
+    tui: Some(TuiColumn {
+        shown: false,
+        ..tui(7, 8, Format::Decimals(1))
+    }),
     batch: Some(batch(48, Format::Decimals(2))),
     report: Some(""),
     prometheus: Prom::Counter {
@@ -488,7 +494,7 @@ pub const RQWAIT: Figure = Figure {
                waiting task counted: /proc/schedstat cpuN field 8 (ns).",
         total: |s: &Snapshot, cpu| {
             let rq = s.schedstat.as_ref().ok()?.cpus.get(&cpu)?;
-            Some(rq.wait_ns as f64 * 1e-9)
+            Some(rq.wait_ns as f64 / 1e9)
         },
     },
     ..fig(
@@ -639,7 +645,14 @@ const fn package_power(
         turbostat: Some(name),
         formula: "Δenergy · unit / dt; 32-bit MSR and powercap counters wrap",
         source: "perf power energy-*, else RAPL MSRs, else powercap energy_uj",
-        ..fig(name, Unit::Watt, csv, about, Read::Package { each, all }, PKG_SUM)
+        ..fig(
+            name,
+            Unit::Watt,
+            csv,
+            about,
+            Read::Package { each, all },
+            PKG_SUM,
+        )
     }
 }
 

@@ -226,6 +226,9 @@ pub struct TuiColumn {
     /// Whether the summary row shows the CPUs combined; `false` leaves it
     /// unknown.
     pub summary: bool,
+    /// Whether it is on screen unless `--show`/`--hide` say otherwise; one
+    /// that is not shows in the CPU's detail instead.
+    pub shown: bool,
 }
 
 /// How `--batch` shows a figure: one column of its table.
@@ -403,9 +406,7 @@ pub fn by_csv(csv: &str, idle_stems: &[String]) -> Option<&'static Figure> {
     ALL.iter().find(|f| match f.each {
         Each::One => f.csv == csv,
         Each::CoreState(list) | Each::PackageState(list) => list.iter().any(|s| s.csv == csv),
-        Each::IdleState => idle_stems
-            .iter()
-            .any(|stem| fill(f.csv, "", stem) == csv),
+        Each::IdleState => idle_stems.iter().any(|stem| fill(f.csv, "", stem) == csv),
     })
 }
 
@@ -468,7 +469,10 @@ mod tests {
         assert_eq!(fill("{state}%", "C1-HSW", "c1_hsw"), "C1-HSW%");
         let f = by_csv("c1_hsw_pct", &["poll".into(), "c1_hsw".into()]).map(|f| f.name);
         assert_eq!(f, Some("{state}%"));
-        assert_eq!(by_csv("pkg_pc10_pct", &[]).map(|f| f.name), Some("Pkg%{lower}"));
+        assert_eq!(
+            by_csv("pkg_pc10_pct", &[]).map(|f| f.name),
+            Some("Pkg%{lower}")
+        );
         assert_eq!(by_csv("nothing", &[]).map(|f| f.name), None);
     }
 }

@@ -105,14 +105,9 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
             (Each::One, Read::Package { each, .. }) => {
                 cols.push(package_col(f, b, &rows, iv, each));
             }
-            (Each::One, _) => cols.push(figure_col(
-                template.to_string(),
-                f,
-                b,
-                &rows,
-                iv,
-                Inst::One,
-            )),
+            (Each::One, _) => {
+                cols.push(figure_col(template.to_string(), f, b, &rows, iv, Inst::One))
+            }
             (Each::IdleState, _) => {
                 for name in state_names(&rows, |r| {
                     r.idle.iter().map(|s| s.name.to_string()).collect()

@@ -237,7 +237,7 @@ impl Schema {
         add(
             "intruders",
             None,
-            "watched CPUs that were traced: the other tasks that ran longest, `comm[pid]:ms`, `;`-separated, up to 3",
+            "watched CPUs where who ran was counted or sampled: the other tasks that ran longest, `comm[pid]:ms`, `;`-separated, up to 3",
             Kind::Intruders,
         );
         add(
@@ -296,9 +296,10 @@ pub fn machine_value(f: Field, iv: &Interval, states: &[String]) -> Option<f64> 
             .figure
             .over_cpus
             .values(iv.cpus.iter(), |r| cpu_value(f, r, states)),
-        FieldState::Named(n) => f
-            .figure
-            .machine_value(iv.cpus.iter(), &iv.pkgs, Inst::State(n), None),
+        FieldState::Named(n) => {
+            f.figure
+                .machine_value(iv.cpus.iter(), &iv.pkgs, Inst::State(n), None)
+        }
         FieldState::One => f
             .figure
             .machine_value(iv.cpus.iter(), &iv.pkgs, Inst::One, None),

@@ -554,10 +554,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     w.family(m::SOURCE);
     for st in &s.statuses {
         if let (Some(r), Some(_)) = (st.rung, &st.source) {
-            w.sample(
-                &[("metric", st.metric.id()), ("source", r.label())],
-                1.0,
-            );
+            w.sample(&[("metric", st.metric.id()), ("source", r.label())], 1.0);
         }
     }
     w.family(m::WATCHED);

@@ -16,6 +16,9 @@ pub struct Column {
     pub name: &'static str,
     /// Columns it takes, its leading space included.
     pub width: usize,
+    /// Whether it is on screen unless `--show`/`--hide` say otherwise (a
+    /// column that is not shows in the CPU's detail).
+    pub by_default: bool,
     figure: &'static Figure,
     format: Format,
     summary: bool,
@@ -53,6 +56,7 @@ static COLUMNS: LazyLock<Vec<Column>> = LazyLock::new(|| {
             Some(Column {
                 name: f.header(t.header),
                 width: t.width,
+                by_default: t.shown,
                 figure: f,
                 format: t.format,
                 summary: t.summary,
@@ -89,10 +93,15 @@ pub fn parse(list: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-/// The columns shown from `--show` (only these) and `--hide` (all but these).
+/// The columns shown from `--show` (only these) and `--hide` (those
+/// shown by default but these).
 pub fn shown(show: Option<&[usize]>, hide: &[usize]) -> Vec<usize> {
     (0..columns().len())
-        .filter(|i| show.is_none_or(|s| s.contains(i)) && !hide.contains(i))
+        .filter(|&i| match show {
+            Some(s) => s.contains(&i),
+            None => columns()[i].by_default,
+        })
+        .filter(|i| !hide.contains(i))
         .collect()
 }
 
@@ -124,11 +133,14 @@ mod tests {
 
     #[test]
     fn show_keeps_only_its_columns_and_hide_takes_out() {
-        assert_eq!(shown(None, &[]), vec![0, 1, 2, 3, 4, 5, 6, 7]);
-        assert_eq!(shown(None, &[1, 3]), vec![0, 2, 4, 5, 6, 7]);
+        assert_eq!(shown(None, &[]), vec![0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(shown(None, &[1, 3]), vec![0, 2, 4, 5, 6]);
         assert_eq!(shown(Some(&[0, 2]), &[]), vec![0, 2]);
         assert_eq!(width(&[0, 1, 2, 3, 4, 5, 6]), 39);
-        assert_eq!(width(&shown(None, &[])), 47, "RQwait% takes 8");
+        // RQwait% is shown when asked for
+        assert_eq!(shown(Some(&[0, 7]), &[7]), vec![0]);
+        assert_eq!(shown(Some(&[0, 7]), &[]), vec![0, 7]);
+        assert_eq!(width(&[0, 7]), 13, "RQwait% takes 8");
     }
 
     #[test]

@@ -57,10 +57,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         .as_ref()
         .map(|iv| order.iter().filter_map(|c| iv.cpu(*c)).collect())
         .unwrap_or_default();
-    let all = s
-        .latest
-        .as_ref()
-        .map(|_| crate::tui::summary::of(&listed));
+    let all = s.latest.as_ref().map(|_| crate::tui::summary::of(&listed));
     let ctx = Ctx {
         s,
         t: s.theme,
