@@ -15,6 +15,7 @@ pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod collect;
+pub mod metric;
 pub mod model;
 pub mod noise;
 pub mod os;

@@ -36,22 +36,14 @@ fn snap(mono_ns: u64, tsc: u64, csw: u64, enabled: u64, running: u64) -> Snapsho
         );
         switches.insert(cpu, csw);
     }
+    let time = Stamp {
+        mono_ns,
+        wall_ns: mono_ns,
+    };
     Snapshot {
-        time: Stamp {
-            mono_ns,
-            wall_ns: mono_ns,
-        },
-        online: vec![0, 1],
-        stat: Err("not read".into()),
-        interrupts: Err("not read".into()),
-        softirqs: Err("not read".into()),
         csw: switches,
-        migrations: CpuMap::new(),
         hw,
-        pkg: std::collections::BTreeMap::new(),
-        files: CpuMap::new(),
-        powercap_uj: std::collections::BTreeMap::new(),
-        hwmon_mc: std::collections::BTreeMap::new(),
+        ..Snapshot::unread(time, vec![0, 1])
     }
 }
 

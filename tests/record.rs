@@ -713,17 +713,37 @@ fn the_record_page_matches_the_recorder() {
         section.contains(&format!("```csv\n{sample}```")),
         "the sample in docs/record.md differs from what is written now:\n{sample}"
     );
-    let schema = Schema::with_states(vec!["C6".into()]);
-    for c in &schema.columns {
-        let want = match &c.turbostat {
-            Some(t) => format!("| `{}` | `{}` |", c.name, t),
-            None => format!("| `{}` | |", c.name),
-        };
-        assert!(
-            section.contains(&want),
-            "docs/record.md lacks the row {want}"
-        );
+}
+
+/// The column table of docs/record.md is the schema's (with one idle
+/// state, `C6`); `UPDATE_DOCS=1 cargo test --test record` writes it anew.
+#[test]
+fn the_record_pages_column_table_is_the_schemas() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/record.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let (open, close) = ("<!-- record-columns -->\n", "<!-- /record-columns -->");
+    let a = page
+        .find(open)
+        .expect("docs/record.md has the column markers")
+        + open.len();
+    let b = page.find(close).unwrap();
+    let mut table = String::from("| column | turbostat | meaning |\n|---|---|---|\n");
+    for c in &Schema::with_states(vec!["C6".into()]).columns {
+        let ts = c
+            .turbostat
+            .as_ref()
+            .map_or(String::new(), |t| format!("`{t}`"));
+        table.push_str(&format!("| `{}` | {ts} | {} |\n", c.name, c.about).replace("|  |", "| |"));
     }
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{table}{}", &page[..a], &page[b..])).unwrap();
+        return;
+    }
+    assert_eq!(
+        &page[a..b],
+        table,
+        "docs/record.md's columns are stale: UPDATE_DOCS=1 cargo test --test record"
+    );
 }
 
 /// Draws docs/record.md's picture from a generated hour of a 64-CPU server:

@@ -10,6 +10,7 @@ pub mod facts;
 pub mod hwmon;
 pub mod interrupts;
 pub mod powercap;
+pub mod schedstat;
 pub mod softirqs;
 pub mod stat;
 pub mod topology;

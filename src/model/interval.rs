@@ -145,6 +145,9 @@ pub struct CpuRates {
     pub csw_per_s: Option<f64>,
     /// Migrations per second.
     pub mig_per_s: Option<f64>,
+    /// Time tasks waited on the run queue, % of the interval (summed over
+    /// the tasks: several waiting at once pass 100).
+    pub rq_wait_pct: Option<f64>,
     /// SMIs during the interval.
     pub smi: Option<u64>,
     /// Temperature, °C.
@@ -336,6 +339,7 @@ fn fill_cpu(
     }
     r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), perf_s);
     r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), perf_s);
+    r.rq_wait_pct = rq_wait_pct(prev, cur, cpu, dt_s);
     let (ph, ch) = (prev.hw.get(&cpu), cur.hw.get(&cpu));
     r.smi = match (ph.and_then(|h| h.smi), ch.and_then(|h| h.smi)) {
         (Some(a), Some(b)) => delta(a, b, Width::Bits(32)),
@@ -662,6 +666,15 @@ fn throttle_delta(
     delta(count(prev)?, count(cur)?, Width::Bits64)
 }
 
+/// `100 · Δwait_ns / (dt · 1e9)` from /proc/schedstat: unknown where
+/// either read failed or the counter went back.
+fn rq_wait_pct(prev: &Snapshot, cur: &Snapshot, cpu: u32, dt_s: f64) -> Option<f64> {
+    let wait = |s: &Snapshot| Some(s.schedstat.as_ref().ok()?.cpus.get(&cpu)?.wait_ns);
+    let d = delta(wait(prev)?, wait(cur)?, Width::Bits64)?;
+    // one rounding: 2 ms over 1 s is 0.2, not 0.20000000000000004
+    (dt_s > 0.0).then(|| d as f64 * 100.0 / (dt_s * 1e9))
+}
+
 fn count_rate(a: Option<&u64>, b: Option<&u64>, dt_s: f64) -> Option<f64> {
     per_second(delta(*a?, *b?, Width::Bits64)?, dt_s)
 }
@@ -836,22 +849,13 @@ mod tests {
                 },
             );
         }
+        let time = Stamp {
+            mono_ns,
+            wall_ns: mono_ns,
+        };
         Snapshot {
-            time: Stamp {
-                mono_ns,
-                wall_ns: mono_ns,
-            },
-            online: vec![0],
-            stat: Err("not read".into()),
-            interrupts: Err("not read".into()),
-            softirqs: Err("not read".into()),
-            csw: crate::base::cpu_map::CpuMap::new(),
-            migrations: crate::base::cpu_map::CpuMap::new(),
             hw,
-            pkg: BTreeMap::new(),
-            files: crate::base::cpu_map::CpuMap::new(),
-            powercap_uj: BTreeMap::new(),
-            hwmon_mc: BTreeMap::new(),
+            ..Snapshot::unread(time, vec![0])
         }
     }
 

@@ -11,6 +11,7 @@ use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
+use crate::collect::schedstat::SchedStat;
 use crate::collect::stat::Stat;
 
 /// Where a metric's values came from: a rung of the source ladder.
@@ -114,6 +115,8 @@ pub struct Snapshot {
     pub interrupts: Reading<IrqTable>,
     /// /proc/softirqs.
     pub softirqs: Reading<IrqTable>,
+    /// /proc/schedstat.
+    pub schedstat: Reading<SchedStat>,
     /// Context switches per CPU (perf software counter).
     pub csw: CpuMap<u64>,
     /// Migrations per CPU (perf software counter).
@@ -128,4 +131,27 @@ pub struct Snapshot {
     pub powercap_uj: BTreeMap<String, u64>,
     /// hwmon temperatures, millidegrees, keyed `hwmonN/tempK`.
     pub hwmon_mc: BTreeMap<String, i64>,
+}
+
+impl Snapshot {
+    /// A snapshot of `online` at `time` in which nothing was read: what a
+    /// test fills in with the counters it is about.
+    pub fn unread(time: Stamp, online: Vec<u32>) -> Snapshot {
+        const NOT: &str = "not read";
+        Snapshot {
+            time,
+            online,
+            stat: Err(NOT.into()),
+            interrupts: Err(NOT.into()),
+            softirqs: Err(NOT.into()),
+            schedstat: Err(NOT.into()),
+            csw: CpuMap::new(),
+            migrations: CpuMap::new(),
+            hw: CpuMap::new(),
+            pkg: BTreeMap::new(),
+            files: CpuMap::new(),
+            powercap_uj: BTreeMap::new(),
+            hwmon_mc: BTreeMap::new(),
+        }
+    }
 }

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::model::interval::{CpuRates, Interval};
+use crate::metric::{self, BatchColumn, Each, Figure, Format, Inst, Read};
+use crate::model::interval::{CpuRates, Interval, PkgRates};
 use crate::sample::ladder::Status;
 
 /// One column: its header and how to get a cell from a CPU's rates.
@@ -29,132 +30,40 @@ pub fn rate(v: Option<f64>) -> String {
     }
 }
 
-fn mean(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let v: Vec<f64> = vals.flatten().collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+/// Formats a value as the catalogue entry's batch column says.
+fn cell(v: Option<f64>, format: Format) -> String {
+    match format {
+        Format::Decimals(d) => num(v, d),
+        Format::Rate => rate(v),
+    }
 }
 
-fn sum(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let v: Vec<f64> = vals.flatten().collect();
-    (!v.is_empty()).then(|| v.iter().sum())
-}
-
-fn max(vals: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    vals.flatten().reduce(f64::max)
-}
-
-/// Builds a column from a per-CPU value and how the summary row combines it.
-fn col(
-    header: &str,
+/// One column of a figure (or of one of its states): the `-` row
+/// combines the rows as the entry says, each row its own value.
+fn figure_col(
+    header: String,
+    f: &Figure,
+    b: BatchColumn,
     rows: &[&CpuRates],
-    get: impl Fn(&CpuRates) -> Option<f64>,
-    combine: fn(&mut dyn Iterator<Item = Option<f64>>) -> Option<f64>,
-    fmt: impl Fn(Option<f64>) -> String,
+    iv: &Interval,
+    inst: Inst<'_>,
 ) -> Column {
-    let mut it = rows.iter().map(|r| get(r));
-    let summary = combine(&mut it);
-    let mut cells = vec![fmt(summary)];
-    cells.extend(rows.iter().map(|r| fmt(get(r))));
-    Column {
-        header: header.to_string(),
-        cells,
-    }
+    let summary = f.machine_value(rows.iter().copied(), &iv.pkgs, inst, b.summary);
+    let mut cells = vec![cell(summary, b.format)];
+    cells.extend(rows.iter().map(|r| cell(f.cpu_value(r, inst), b.format)));
+    Column { header, cells }
 }
 
-fn c_mean(it: &mut dyn Iterator<Item = Option<f64>>) -> Option<f64> {
-    mean(it)
-}
-fn c_sum(it: &mut dyn Iterator<Item = Option<f64>>) -> Option<f64> {
-    sum(it)
-}
-fn c_max(it: &mut dyn Iterator<Item = Option<f64>>) -> Option<f64> {
-    max(it)
-}
-
-/// Renders the table of one interval for the selected CPUs (all when `None`).
-pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
-    let rows: Vec<&CpuRates> = iv
-        .cpus
-        .iter()
-        .filter(|c| cpus.is_none_or(|sel| sel.contains(&c.cpu)))
-        .collect();
-    let mut cols = vec![
-        Column {
-            header: "CPU".into(),
-            cells: std::iter::once("-".to_string())
-                .chain(rows.iter().map(|r| r.cpu.to_string()))
-                .collect(),
-        },
-        Column {
-            header: "Core".into(),
-            cells: std::iter::once("-".to_string())
-                .chain(
-                    rows.iter()
-                        .map(|r| r.core.map_or("-".into(), |c| c.to_string())),
-                )
-                .collect(),
-        },
-        col("Avg_MHz", &rows, |r| r.avg_mhz, c_mean, |v| num(v, 0)),
-        col("Busy%", &rows, |r| r.busy_pct, c_mean, |v| num(v, 2)),
-        col("Bzy_MHz", &rows, |r| r.bzy_mhz, c_mean, |v| num(v, 0)),
-        col("TSC_MHz", &rows, |r| r.tsc_mhz, c_mean, |v| num(v, 0)),
-        ipc_col(&rows),
-    ];
-    for name in state_names(&rows, |r| {
-        r.idle.iter().map(|s| s.name.to_string()).collect()
-    }) {
-        let n = name.clone();
-        // a state disabled in sysfs on any listed CPU says so in its header
-        let off = rows.iter().any(|r| {
-            r.idle
-                .iter()
-                .any(|s| s.name == n && s.disabled == Some(true))
-        });
-        let mark = if off { "(off)" } else { "" };
-        cols.push(col(
-            &format!("{}{mark}%", name.replace(char::is_whitespace, "_")),
-            &rows,
-            move |r| r.idle.iter().find(|s| s.name == n).and_then(|s| s.pct),
-            c_mean,
-            |v| num(v, 2),
-        ));
-    }
-    for name in state_names(&rows, |r| {
-        r.hw_cstates.iter().map(|s| s.0.to_string()).collect()
-    }) {
-        let n = name.clone();
-        cols.push(col(
-            &format!("CPU%{}", name.to_lowercase()),
-            &rows,
-            move |r| r.hw_cstates.iter().find(|s| s.0 == n).and_then(|s| s.1),
-            c_mean,
-            |v| num(v, 2),
-        ));
-    }
-    cols.push(col("IRQ/s", &rows, |r| r.irq_per_s, c_sum, rate));
-    cols.push(col("LOC/s", &rows, |r| r.loc_per_s, c_sum, rate));
-    cols.push(col("RES/s", &rows, |r| r.res_per_s, c_sum, rate));
-    cols.push(col("CAL/s", &rows, |r| r.cal_per_s, c_sum, rate));
-    cols.push(col("DEV/s", &rows, |r| r.dev_per_s, c_sum, rate));
-    cols.push(col("SOFTIRQ/s", &rows, |r| r.softirq_per_s, c_sum, rate));
-    cols.push(col("CSW/s", &rows, |r| r.csw_per_s, c_sum, rate));
-    cols.push(col("MIG/s", &rows, |r| r.mig_per_s, c_sum, rate));
-    cols.push(col(
-        "Steal%",
-        &rows,
-        |r| r.time.and_then(|t| t.steal),
-        c_mean,
-        |v| num(v, 2),
-    ));
-    cols.push(col(
-        "SMI",
-        &rows,
-        |r| r.smi.map(|s| s as f64),
-        c_sum,
-        |v| num(v, 0),
-    ));
-    cols.push(col("CoreTmp", &rows, |r| r.temp_c, c_max, |v| num(v, 0)));
-    let pkg_watt = |r: &CpuRates| -> Option<f64> {
+/// A package figure: its package's value on the first listed CPU of each
+/// package, and the packages combined in the `-` row (each once, not per CPU).
+fn package_col(
+    f: &Figure,
+    b: BatchColumn,
+    rows: &[&CpuRates],
+    iv: &Interval,
+    each: fn(&PkgRates) -> Option<f64>,
+) -> Column {
+    let own = |r: &CpuRates| -> Option<f64> {
         let first = rows.iter().find(|x| x.package == r.package)?.cpu == r.cpu;
         if !first {
             return None;
@@ -163,33 +72,71 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
             .pkgs
             .iter()
             .find(|p| Some(p.package) == r.package.or(Some(0)))?;
-        p.watts
-            .iter()
-            .find(|(d, _)| d == "pkg")
-            .and_then(|(_, w)| *w)
+        each(p)
     };
-    let mut pw = col("PkgWatt", &rows, pkg_watt, c_sum, |v| num(v, 2));
-    // packages are summed once each in the summary, not per CPU
-    pw.cells[0] = num(
-        sum(iv.pkgs.iter().map(|p| {
-            p.watts
-                .iter()
-                .find(|(d, _)| d == "pkg")
-                .and_then(|(_, w)| *w)
-        })),
-        2,
-    );
-    cols.push(pw);
-    render(&cols)
+    let how = b.summary.unwrap_or(f.over_cpus);
+    let mut cells = vec![cell(how.values(iv.pkgs.iter(), each), b.format)];
+    cells.extend(rows.iter().map(|r| cell(own(r), b.format)));
+    Column {
+        header: f.header(b.header).to_string(),
+        cells,
+    }
 }
 
-/// IPC per CPU, Δinstructions/Δcycles; the summary row is
-/// ΣΔinstructions/ΣΔcycles over the CPUs with both (turbostat's summary).
-fn ipc_col(rows: &[&CpuRates]) -> Column {
-    let mut c = col("IPC", rows, |r| r.ipc, c_mean, |v| num(v, 2));
-    let (i, cycles) = crate::model::interval::total_counts(rows.iter().copied());
-    c.cells[0] = num(crate::model::interval::ipc(i, cycles), 2);
-    c
+/// Renders the table of one interval for the selected CPUs (all when
+/// `None`): the CPU, then every figure the catalogue gives a batch column,
+/// in its order.
+pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
+    let rows: Vec<&CpuRates> = iv
+        .cpus
+        .iter()
+        .filter(|c| cpus.is_none_or(|sel| sel.contains(&c.cpu)))
+        .collect();
+    let mut cols = vec![Column {
+        header: "CPU".into(),
+        cells: std::iter::once("-".to_string())
+            .chain(rows.iter().map(|r| r.cpu.to_string()))
+            .collect(),
+    }];
+    for f in metric::batch_columns() {
+        let Some(b) = f.batch else { continue };
+        let template = f.header(b.header);
+        match (f.each, f.read) {
+            (Each::One, Read::Package { each, .. }) => {
+                cols.push(package_col(f, b, &rows, iv, each));
+            }
+            (Each::One, _) => {
+                cols.push(figure_col(template.to_string(), f, b, &rows, iv, Inst::One));
+            }
+            (Each::IdleState, _) => {
+                for name in state_names(&rows, |r| {
+                    r.idle.iter().map(|s| s.name.to_string()).collect()
+                }) {
+                    // a state disabled in sysfs on any listed CPU says so in
+                    // its header
+                    let off = rows.iter().any(|r| {
+                        r.idle
+                            .iter()
+                            .any(|s| s.name == name && s.disabled == Some(true))
+                    });
+                    let mark = if off { "(off)" } else { "" };
+                    let shown = format!("{}{mark}", name.replace(char::is_whitespace, "_"));
+                    let header = metric::fill(template, &shown, "");
+                    cols.push(figure_col(header, f, b, &rows, iv, Inst::State(&name)));
+                }
+            }
+            (Each::CoreState(_), _) => {
+                for name in state_names(&rows, |r| {
+                    r.hw_cstates.iter().map(|s| s.0.to_string()).collect()
+                }) {
+                    let header = metric::fill(template, &name, "");
+                    cols.push(figure_col(header, f, b, &rows, iv, Inst::State(&name)));
+                }
+            }
+            (Each::PackageState(_), _) => {}
+        }
+    }
+    render(&cols)
 }
 
 fn state_names(rows: &[&CpuRates], names: impl Fn(&CpuRates) -> Vec<String>) -> Vec<String> {

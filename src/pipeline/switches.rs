@@ -99,7 +99,6 @@ impl Filled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::cpu_map::CpuMap;
 
     fn count(cpu: u32, switches: u64, migrations: u64) -> SwitchCount {
         SwitchCount {
@@ -110,20 +109,7 @@ mod tests {
     }
 
     fn empty() -> Snapshot {
-        Snapshot {
-            time: crate::os::hw::Stamp::default(),
-            online: vec![0, 1],
-            stat: Err("not read".into()),
-            interrupts: Err("not read".into()),
-            softirqs: Err("not read".into()),
-            csw: CpuMap::new(),
-            migrations: CpuMap::new(),
-            hw: CpuMap::new(),
-            pkg: std::collections::BTreeMap::new(),
-            files: CpuMap::new(),
-            powercap_uj: std::collections::BTreeMap::new(),
-            hwmon_mc: std::collections::BTreeMap::new(),
-        }
+        Snapshot::unread(crate::os::hw::Stamp::default(), vec![0, 1])
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The recording's CSV schema: every column's name (units in the name), the
 //! turbostat column it matches where there is one, and how its value is
-//! taken from an interval for a CPU row and for the machine row.
+//! taken from an interval for a CPU row and for the machine row. The
+//! figures' columns are the metric catalogue's, in its order.
 //!
 //! The fixed columns are the same on every machine; one `<state>_pct` and
 //! `<state>_per_s` pair per cpuidle state of the machine sits between the
 //! hardware C-states and the interrupts, so two recordings of one machine
 //! always have the same header.
 
-use crate::model::interval::{CpuRates, Interval, PkgRates};
+use crate::metric::{self, Each, Figure, Inst, Read};
+use crate::model::interval::{CpuRates, Interval};
 use crate::model::machine::Machine;
 
 /// Version of the CSV layout; a reader refuses another one.
@@ -16,93 +18,41 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Significant digits of every recorded number (integers are exact).
 pub const DIGITS: i32 = 6;
 
-/// How the machine row (`cpu` = `all`) combines the CPUs' values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Combine {
-    /// Mean of the CPUs whose value is known (frequencies, percentages).
-    Mean,
-    /// Sum over the CPUs (rates, counts, per-core watts).
-    Sum,
-    /// Highest value (temperatures, SMIs: every SMI stops every CPU).
-    Max,
-    /// Not a per-CPU figure: taken from the packages.
-    Package,
-    /// A ratio of sums over the CPUs, not a combination of their ratios
-    /// (IPC: ΣΔinstructions/ΣΔcycles).
-    Ratio,
+/// A column whose value is a figure of the catalogue taken from the
+/// interval.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// The figure.
+    pub figure: &'static Figure,
+    /// Which of its values.
+    pub state: FieldState,
 }
 
-/// A column whose value is a number taken from the interval.
+/// Which value of a figure a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    /// Core id.
-    Core,
-    /// Package id.
-    Package,
-    /// `avg_mhz`.
-    AvgMhz,
-    /// `busy_pct`.
-    BusyPct,
-    /// `bzy_mhz`.
-    BzyMhz,
-    /// `tsc_mhz`.
-    TscMhz,
-    /// `ipc`.
-    Ipc,
-    /// Hardware core C-state residency (`C1`, `C3`, `C6`, `C7`, `MC6`).
-    HwCstate(&'static str),
-    /// cpuidle residency of the state with this index in the schema's states.
-    IdlePct(usize),
-    /// cpuidle entries per second.
-    IdlePerS(usize),
-    /// All interrupts.
-    IrqPerS,
-    /// Local timer.
-    LocPerS,
-    /// Reschedule IPIs.
-    ResPerS,
-    /// Function-call IPIs.
-    CalPerS,
-    /// TLB shootdowns.
-    TlbPerS,
-    /// Every IPI class.
-    IpiPerS,
-    /// Device interrupts.
-    DevPerS,
-    /// NMIs.
-    NmiPerS,
-    /// Softirqs.
-    SoftirqPerS,
-    /// Context switches.
-    CswPerS,
-    /// Migrations.
-    MigPerS,
-    /// Steal time.
-    StealPct,
-    /// SMIs in the interval.
-    Smi,
-    /// Core temperature.
-    TempC,
-    /// Core throttle events in the interval.
-    Throttle,
-    /// Per-core power (AMD).
-    CoreWatt,
-    /// Package power, all packages.
-    PkgWatt,
-    /// DRAM power.
-    RamWatt,
-    /// Graphics or uncore power.
-    GfxWatt,
-    /// Platform (psys) power.
-    SysWatt,
-    /// Hottest package.
-    PkgTempC,
-    /// Package throttle events.
-    PkgThrottle,
-    /// Package C-state residency, mean over packages.
-    PkgCstate(&'static str),
-    /// Seconds the cpuidle and throttle figures cover when read in rounds.
-    WindowS,
+pub enum FieldState {
+    /// Its one value.
+    One,
+    /// The value of the hardware C-state of this name.
+    Named(&'static str),
+    /// The value of the cpuidle state with this index in the schema's states.
+    Idle(usize),
+}
+
+impl PartialEq for Field {
+    fn eq(&self, other: &Field) -> bool {
+        self.figure.csv == other.figure.csv && self.state == other.state
+    }
+}
+
+impl Eq for Field {}
+
+impl Field {
+    /// Whether the machine row sums the CPUs' values (so that machines of
+    /// different sizes compare per CPU).
+    pub fn sums_cpus(&self) -> bool {
+        matches!(self.figure.over_cpus, metric::Combine::Sum)
+    }
 }
 
 /// What a column holds.
@@ -147,11 +97,6 @@ pub struct Column {
 
 /// The column a series of runs tags its intervals with.
 pub const REPETITION: &str = "repetition";
-
-/// Hardware core C-states a model may count (x86 tables and perf `cstate_core`).
-pub const HW_CORE: [&str; 4] = ["C1", "C3", "C6", "C7"];
-/// Package C-states (x86 tables and perf `cstate_pkg`).
-pub const HW_PKG: [&str; 7] = ["PC2", "PC3", "PC6", "PC7", "PC8", "PC9", "PC10"];
 
 /// The columns of a recording of one machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,8 +153,6 @@ impl Schema {
 
     /// Builds the schema for these cpuidle state names.
     pub fn with_states(states: Vec<String>) -> Schema {
-        use Field as F;
-        use Kind::Num;
         let mut c = Vec::new();
         let mut add = |name: &str, ts: Option<&str>, about: &str, kind: Kind| {
             c.push(Column {
@@ -238,190 +181,46 @@ impl Schema {
             "CPU number, `all` for the machine row",
             Kind::Cpu,
         );
-        add("core", Some("Core"), "core id", Num(F::Core));
-        add("package", Some("Package"), "package id", Num(F::Package));
-        add("avg_mhz", Some("Avg_MHz"), "ΔAPERF/dt, MHz", Num(F::AvgMhz));
-        add(
-            "busy_pct",
-            Some("Busy%"),
-            "100·ΔMPERF/ΔTSC, %",
-            Num(F::BusyPct),
-        );
-        add(
-            "bzy_mhz",
-            Some("Bzy_MHz"),
-            "base·ΔAPERF/ΔMPERF, MHz",
-            Num(F::BzyMhz),
-        );
-        add("tsc_mhz", Some("TSC_MHz"), "ΔTSC/dt, MHz", Num(F::TscMhz));
-        add(
-            "ipc",
-            Some("IPC"),
-            "instructions per cycle, Δinstructions/Δcycles",
-            Num(F::Ipc),
-        );
-        for (name, ts) in HW_CORE.iter().zip(["CPU%c1", "CPU%c3", "CPU%c6", "CPU%c7"]) {
-            let col = format!("cpu_{}_pct", name.to_ascii_lowercase());
-            add(
-                &col,
-                Some(ts),
-                "hardware core C-state residency, % of TSC",
-                Num(F::HwCstate(name)),
-            );
+        let num = |figure, state| Kind::Num(Field { figure, state });
+        let figures = metric::ALL;
+        let mut k = 0;
+        while let Some(f) = figures.get(k) {
+            match f.each {
+                Each::One => add(f.csv, f.turbostat, f.about, num(f, FieldState::One)),
+                Each::CoreState(list) | Each::PackageState(list) => {
+                    for s in list {
+                        add(
+                            s.csv,
+                            Some(s.turbostat),
+                            f.about,
+                            num(f, FieldState::Named(s.state)),
+                        );
+                    }
+                }
+                Each::IdleState => {
+                    // the figures of one state sit together: `c1_pct`,
+                    // `c1_per_s`, then the next state's
+                    let run = figures[k..]
+                        .iter()
+                        .take_while(|g| g.each == Each::IdleState)
+                        .count();
+                    for (i, s) in states.iter().enumerate() {
+                        let stem = state_stem(s);
+                        for g in &figures[k..k + run] {
+                            add(
+                                &metric::fill(g.csv, s, &stem),
+                                g.turbostat.map(|t| metric::fill(t, s, &stem)).as_deref(),
+                                &metric::fill(g.about, s, &stem),
+                                num(g, FieldState::Idle(i)),
+                            );
+                        }
+                    }
+                    k += run;
+                    continue;
+                }
+            }
+            k += 1;
         }
-        add(
-            "mod_c6_pct",
-            Some("Mod%c6"),
-            "hardware module C6 residency, % of TSC",
-            Num(F::HwCstate("MC6")),
-        );
-        for (i, s) in states.iter().enumerate() {
-            let stem = state_stem(s);
-            add(
-                &format!("{stem}_pct"),
-                Some(&format!("{s}%")),
-                &format!("cpuidle {s}: share of the interval, %"),
-                Num(F::IdlePct(i)),
-            );
-            add(
-                &format!("{stem}_per_s"),
-                Some(s),
-                &format!("cpuidle {s}: entries per second (turbostat: per interval)"),
-                Num(F::IdlePerS(i)),
-            );
-        }
-        add(
-            "irq_per_s",
-            Some("IRQ"),
-            "every /proc/interrupts row, per s (turbostat: per interval)",
-            Num(F::IrqPerS),
-        );
-        add(
-            "loc_per_s",
-            None,
-            "local timer interrupts, per s",
-            Num(F::LocPerS),
-        );
-        add(
-            "res_per_s",
-            None,
-            "rescheduling IPIs, per s",
-            Num(F::ResPerS),
-        );
-        add(
-            "cal_per_s",
-            None,
-            "function call IPIs, per s",
-            Num(F::CalPerS),
-        );
-        add("tlb_per_s", None, "TLB shootdowns, per s", Num(F::TlbPerS));
-        add("ipi_per_s", None, "every IPI class, per s", Num(F::IpiPerS));
-        add(
-            "dev_per_s",
-            None,
-            "numbered device interrupts, per s",
-            Num(F::DevPerS),
-        );
-        add(
-            "nmi_per_s",
-            Some("NMI"),
-            "NMIs, per s (turbostat: per interval)",
-            Num(F::NmiPerS),
-        );
-        add(
-            "softirq_per_s",
-            None,
-            "every softirq, per s",
-            Num(F::SoftirqPerS),
-        );
-        add(
-            "csw_per_s",
-            None,
-            "context switches, per s",
-            Num(F::CswPerS),
-        );
-        add("mig_per_s", None, "migrations, per s", Num(F::MigPerS));
-        add(
-            "steal_pct",
-            None,
-            "/proc/stat steal, % of the CPU's time",
-            Num(F::StealPct),
-        );
-        add("smi", Some("SMI"), "SMIs in the interval", Num(F::Smi));
-        add(
-            "temp_c",
-            Some("CoreTmp"),
-            "core temperature, °C",
-            Num(F::TempC),
-        );
-        add(
-            "throttle",
-            Some("CoreThr"),
-            "core throttle events in the interval",
-            Num(F::Throttle),
-        );
-        add(
-            "core_watt",
-            Some("CorWatt"),
-            "core power, W",
-            Num(F::CoreWatt),
-        );
-        add(
-            "pkg_watt",
-            Some("PkgWatt"),
-            "package power, all packages, W",
-            Num(F::PkgWatt),
-        );
-        add(
-            "ram_watt",
-            Some("RAMWatt"),
-            "DRAM power, W",
-            Num(F::RamWatt),
-        );
-        add(
-            "gfx_watt",
-            Some("GFXWatt"),
-            "graphics/uncore power, W",
-            Num(F::GfxWatt),
-        );
-        add(
-            "sys_watt",
-            Some("SysWatt"),
-            "platform (psys) power, W",
-            Num(F::SysWatt),
-        );
-        add(
-            "pkg_temp_c",
-            Some("PkgTmp"),
-            "hottest package, °C",
-            Num(F::PkgTempC),
-        );
-        add(
-            "pkg_throttle",
-            None,
-            "package throttle events in the interval",
-            Num(F::PkgThrottle),
-        );
-        for name in HW_PKG {
-            let lower = name.to_ascii_lowercase();
-            let ts = if name == "PC10" {
-                "Pk%pc10".to_string()
-            } else {
-                format!("Pkg%{lower}")
-            };
-            add(
-                &format!("pkg_{lower}_pct"),
-                Some(&ts),
-                "package C-state residency, % of TSC",
-                Num(F::PkgCstate(name)),
-            );
-        }
-        add(
-            "window_s",
-            None,
-            "s the cpuidle and throttle figures cover when read in rounds",
-            Num(F::WindowS),
-        );
         add("verdict", None, "the CPU's verdict", Kind::Verdict);
         add(
             "findings",
@@ -438,7 +237,7 @@ impl Schema {
         add(
             "intruders",
             None,
-            "watched CPUs that were traced: the other tasks that ran longest, `comm[pid]:ms`, `;`-separated, up to 3",
+            "watched CPUs where who ran was counted or sampled: the other tasks that ran longest, `comm[pid]:ms`, `;`-separated, up to 3",
             Kind::Intruders,
         );
         add(
@@ -470,147 +269,41 @@ impl Schema {
     }
 }
 
-/// How the machine row combines a field.
-pub fn combine(f: Field) -> Combine {
-    match f {
-        Field::AvgMhz
-        | Field::BusyPct
-        | Field::BzyMhz
-        | Field::TscMhz
-        | Field::HwCstate(_)
-        | Field::IdlePct(_)
-        | Field::StealPct => Combine::Mean,
-        Field::TempC | Field::Smi | Field::WindowS => Combine::Max,
-        Field::Ipc => Combine::Ratio,
-        Field::Core
-        | Field::Package
-        | Field::PkgWatt
-        | Field::RamWatt
-        | Field::GfxWatt
-        | Field::SysWatt
-        | Field::PkgTempC
-        | Field::PkgThrottle
-        | Field::PkgCstate(_) => Combine::Package,
-        _ => Combine::Sum,
-    }
-}
-
 /// Returns a CPU's value of a field; package fields are the machine row's.
 pub fn cpu_value(f: Field, r: &CpuRates, states: &[String]) -> Option<f64> {
-    let idle = |i: usize| {
-        let name = states.get(i)?;
-        r.idle.iter().find(|s| s.name.as_str() == name)
-    };
-    match f {
-        Field::Core => r.core.map(f64::from),
-        Field::Package => r.package.map(f64::from),
-        Field::AvgMhz => r.avg_mhz,
-        Field::BusyPct => r.busy_pct,
-        Field::BzyMhz => r.bzy_mhz,
-        Field::TscMhz => r.tsc_mhz,
-        Field::Ipc => r.ipc,
-        Field::HwCstate(n) => r.hw_cstates.iter().find(|(k, _)| *k == n)?.1,
-        // a disabled state is not entered: its cells stay empty
-        Field::IdlePct(i) => idle(i).filter(|s| s.disabled != Some(true))?.pct,
-        Field::IdlePerS(i) => idle(i).filter(|s| s.disabled != Some(true))?.per_s,
-        Field::IrqPerS => r.irq_per_s,
-        Field::LocPerS => r.loc_per_s,
-        Field::ResPerS => r.res_per_s,
-        Field::CalPerS => r.cal_per_s,
-        Field::TlbPerS => r.tlb_per_s,
-        Field::IpiPerS => r.ipi_per_s,
-        Field::DevPerS => r.dev_per_s,
-        Field::NmiPerS => r.nmi_per_s,
-        Field::SoftirqPerS => r.softirq_per_s,
-        Field::CswPerS => r.csw_per_s,
-        Field::MigPerS => r.mig_per_s,
-        Field::StealPct => r.time.and_then(|t| t.steal),
-        Field::Smi => r.smi.map(|v| v as f64),
-        Field::TempC => r.temp_c,
-        Field::Throttle => r.throttle.map(|v| v as f64),
-        Field::CoreWatt => r.core_watt,
-        Field::WindowS => r.window_s,
-        Field::PkgWatt
-        | Field::RamWatt
-        | Field::GfxWatt
-        | Field::SysWatt
-        | Field::PkgTempC
-        | Field::PkgThrottle
-        | Field::PkgCstate(_) => None,
-    }
-}
-
-/// Maps a RAPL domain (MSR or powercap) to its watt field.
-fn domain_field(domain: &str) -> Option<Field> {
-    match domain {
-        "pkg" | "package" => Some(Field::PkgWatt),
-        "ram" | "dram" => Some(Field::RamWatt),
-        "gpu" | "gfx" | "uncore" => Some(Field::GfxWatt),
-        "psys" => Some(Field::SysWatt),
-        "cores" | "core" => Some(Field::CoreWatt),
-        _ => None,
-    }
-}
-
-fn pkg_watts(pkgs: &[PkgRates], f: Field) -> Option<f64> {
-    let mut sum = None;
-    for p in pkgs {
-        for (d, w) in &p.watts {
-            if domain_field(d) == Some(f) {
-                // one unknown package makes the machine's total unknown
-                let w = (*w)?;
-                *sum.get_or_insert(0.0) += w;
+    match f.state {
+        FieldState::Idle(i) => {
+            let name = states.get(i)?;
+            let s = r.idle.iter().find(|s| s.name.as_str() == name)?;
+            // a disabled state is not entered: its cells stay empty
+            if s.disabled == Some(true) {
+                return None;
+            }
+            match f.figure.read {
+                Read::IdleState(read) => read(s),
+                _ => None,
             }
         }
+        FieldState::Named(n) => f.figure.cpu_value(r, Inst::State(n)),
+        FieldState::One => f.figure.cpu_value(r, Inst::One),
     }
-    sum
 }
 
 /// Returns the machine row's value of a field.
 pub fn machine_value(f: Field, iv: &Interval, states: &[String]) -> Option<f64> {
-    match combine(f) {
-        Combine::Package => match f {
-            Field::PkgTempC => iv.pkgs.iter().filter_map(|p| p.temp_c).reduce(f64::max),
-            Field::PkgThrottle => {
-                let v: Vec<u64> = iv.pkgs.iter().filter_map(|p| p.throttle).collect();
-                (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64)
-            }
-            Field::PkgCstate(n) => mean(
-                iv.pkgs
-                    .iter()
-                    .filter_map(|p| p.cstates.iter().find(|(k, _)| *k == n)?.1),
-            ),
-            Field::Core | Field::Package => None,
-            _ => pkg_watts(&iv.pkgs, f),
-        },
-        Combine::Ratio => {
-            let (i, c) = crate::model::interval::total_counts(&iv.cpus);
-            crate::model::interval::ipc(i, c)
+    match f.state {
+        FieldState::Idle(_) => f
+            .figure
+            .over_cpus
+            .values(iv.cpus.iter(), |r| cpu_value(f, r, states)),
+        FieldState::Named(n) => {
+            f.figure
+                .machine_value(iv.cpus.iter(), &iv.pkgs, Inst::State(n), None)
         }
-        Combine::Mean => mean(iv.cpus.iter().filter_map(|r| cpu_value(f, r, states))),
-        Combine::Max => iv
-            .cpus
-            .iter()
-            .filter_map(|r| cpu_value(f, r, states))
-            .reduce(f64::max),
-        Combine::Sum => {
-            let sum = iv
-                .cpus
-                .iter()
-                .filter_map(|r| cpu_value(f, r, states))
-                .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v));
-            // cores power from the package counters when no per-core one
-            if f == Field::CoreWatt && sum.is_none() {
-                return pkg_watts(&iv.pkgs, f);
-            }
-            sum
-        }
+        FieldState::One => f
+            .figure
+            .machine_value(iv.cpus.iter(), &iv.pkgs, Inst::One, None),
     }
-}
-
-fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
-    let (n, s) = it.fold((0u32, 0.0), |(n, s), v| (n + 1, s + v));
-    (n > 0).then(|| s / f64::from(n))
 }
 
 /// Writes a number with [`DIGITS`] significant digits, no exponent and no

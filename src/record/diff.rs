@@ -280,8 +280,11 @@ impl Side {
     }
 }
 
-/// Columns that are not compared: identities and bookkeeping.
-const SKIP: [&str; 3] = ["core", "package", "window_s"];
+/// Whether a column is compared: not an identity or bookkeeping (the
+/// catalogue says which).
+fn compared(col: &str) -> bool {
+    crate::metric::by_csv(col, &[]).is_none_or(|f| f.compared)
+}
 
 /// Whether one side's sidecar says the idle state of `metric` cannot be
 /// entered on `cpu` (all its CPUs when `None`): disabled there, or not a
@@ -353,7 +356,7 @@ fn rank(v: &mut [MetricDiff]) {
 fn metrics(a: &Side, b: &Side) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in a.st.columns.iter().chain(&b.st.columns) {
-        if !SKIP.contains(&c.as_str()) && !out.contains(c) {
+        if compared(c) && !out.contains(c) {
             out.push(c.clone());
         }
     }

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::metric::{self, Each, OverTime};
 use crate::record::reader::{ReadError, Recording};
-use crate::record::stats::{QUANTILE_COLUMNS, Quantiles, Seen, Stats};
+use crate::record::stats::{Quantiles, Seen, Stats};
 use crate::record::table::{Table, num};
 
 /// An idle state as the report lists it.
@@ -108,8 +109,6 @@ pub enum Format {
     Json,
 }
 
-const TOTALS: [&str; 3] = ["smi", "throttle", "pkg_throttle"];
-
 /// The idle states of a recording, with latencies from its sidecar.
 pub fn states_of(rec: &Recording) -> Vec<StateCol> {
     rec.states
@@ -152,14 +151,17 @@ impl Report {
             let mut means = BTreeMap::new();
             let mut totals = BTreeMap::new();
             for (i, c) in st.columns.iter().enumerate() {
-                if QUANTILE_COLUMNS.contains(&c.as_str()) || c == "core" || c == "package" {
-                    continue;
-                }
                 let acc = e.cols[i];
-                if TOTALS.contains(&c.as_str()) {
-                    totals.insert(c.clone(), acc.sum());
-                } else {
-                    means.insert(c.clone(), acc.mean());
+                // as the catalogue sums the figure up over time; columns
+                // that are no figure (`t_s`, `dt_s`) by their mean
+                match metric::by_csv(c, &rec.states).map(|f| f.over_time) {
+                    Some(OverTime::None | OverTime::Quantiles) => {}
+                    Some(OverTime::Total) => {
+                        totals.insert(c.clone(), acc.sum());
+                    }
+                    Some(OverTime::Mean) | None => {
+                        means.insert(c.clone(), acc.mean());
+                    }
                 }
             }
             rows.push(EntityReport {
@@ -306,21 +308,35 @@ impl Report {
                     lat.join(", ")
                 ),
             );
-            let mut head = vec!["CPU".to_string()];
-            head.extend(self.states.iter().map(|s| format!("{}%", s.name)));
-            head.extend(self.states.iter().map(|s| format!("{}/s", s.name)));
-            for h in crate::record::columns::HW_CORE {
-                head.push(format!("CPU%{}", h.to_lowercase()));
+            // each cpuidle figure for every state, then the hardware ones
+            let mut cols: Vec<(String, String)> = Vec::new();
+            for f in metric::ALL.iter().filter(|f| f.report.is_some()) {
+                if f.each == Each::IdleState {
+                    cols.extend(self.states.iter().map(|s| {
+                        (
+                            metric::fill(f.name, &s.name, &s.column),
+                            metric::fill(f.csv, &s.name, &s.column),
+                        )
+                    }));
+                }
             }
+            for f in metric::ALL.iter().filter(|f| f.report.is_some()) {
+                if let Each::CoreState(list) = f.each {
+                    cols.extend(
+                        list.iter()
+                            .map(|s| (metric::fill(f.name, s.state, ""), s.csv.to_string())),
+                    );
+                }
+            }
+            let mut head = vec!["CPU".to_string()];
+            head.extend(cols.iter().map(|c| c.0.clone()));
             let mut t = Table::new(&head);
             for r in &rows {
                 let mut cells = vec![r.cpu.clone()];
-                let m = |k: String| num(r.means.get(&k).copied().flatten());
-                cells.extend(self.states.iter().map(|s| m(format!("{}_pct", s.column))));
-                cells.extend(self.states.iter().map(|s| m(format!("{}_per_s", s.column))));
-                for h in crate::record::columns::HW_CORE {
-                    cells.push(m(format!("cpu_{}_pct", h.to_lowercase())));
-                }
+                cells.extend(
+                    cols.iter()
+                        .map(|(_, k)| num(r.means.get(k).copied().flatten())),
+                );
                 t.row(cells);
             }
             // hardware columns no CPU had are dropped
@@ -331,24 +347,11 @@ impl Report {
             &mut out,
             "Interrupts and scheduling: mean per s (the machine row sums the CPUs)",
         );
-        let cols = [
-            ("IRQ", "irq_per_s"),
-            ("LOC", "loc_per_s"),
-            ("RES", "res_per_s"),
-            ("CAL", "cal_per_s"),
-            ("TLB", "tlb_per_s"),
-            ("DEV", "dev_per_s"),
-            ("NMI", "nmi_per_s"),
-            ("SOFTIRQ", "softirq_per_s"),
-            ("CSW", "csw_per_s"),
-            ("MIG", "mig_per_s"),
-            ("steal%", "steal_pct"),
-            ("SMI", "smi"),
-            ("°C", "temp_c"),
-            ("CorW", "core_watt"),
-            ("PkgW", "pkg_watt"),
-            ("RAMW", "ram_watt"),
-        ];
+        let cols: Vec<(&str, &str)> = metric::ALL
+            .iter()
+            .filter(|f| f.each == Each::One)
+            .filter_map(|f| Some((f.report_header()?, f.csv)))
+            .collect();
         let mut t = Table::new(
             &std::iter::once("CPU")
                 .chain(cols.iter().map(|c| c.0))
@@ -356,7 +359,7 @@ impl Report {
         );
         for r in &rows {
             let mut cells = vec![r.cpu.clone()];
-            for (_, c) in cols {
+            for &(_, c) in &cols {
                 let v = r
                     .means
                     .get(c)

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::record::columns::{Combine, Field, Kind, Schema, combine};
+use crate::record::columns::{Kind, Schema};
 use crate::record::reader::{Pass, ReadError, Recording, Row};
 
 /// Count, sum, sum of squares, min and max of one column.
@@ -182,7 +182,7 @@ impl Stats {
                     schema
                         .columns
                         .iter()
-                        .any(|c| c.name == *n && matches!(c.kind, Kind::Num(f) if sum_column(f)))
+                        .any(|c| c.name == *n && matches!(c.kind, Kind::Num(f) if f.sums_cpus()))
                 })
                 .collect()
         };
@@ -331,8 +331,4 @@ impl Stats {
     pub fn cpus(&self) -> Vec<u32> {
         self.entities.keys().filter_map(|k| *k).collect()
     }
-}
-
-fn sum_column(f: Field) -> bool {
-    combine(f) == Combine::Sum
 }

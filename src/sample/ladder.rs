@@ -31,6 +31,8 @@ pub enum Metric {
     CpuTime,
     /// Context switches and migrations per CPU.
     Scheduler,
+    /// Run-queue waits per CPU.
+    RunQueue,
     /// SMI count.
     Smi,
     /// Temperatures.
@@ -43,7 +45,7 @@ pub enum Metric {
 
 impl Metric {
     /// Lists every metric in display order.
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 13] = [
         Metric::Frequency,
         Metric::Ipc,
         Metric::HwCstates,
@@ -52,6 +54,7 @@ impl Metric {
         Metric::Softirqs,
         Metric::CpuTime,
         Metric::Scheduler,
+        Metric::RunQueue,
         Metric::Smi,
         Metric::Temperature,
         Metric::Throttle,
@@ -69,10 +72,49 @@ impl Metric {
             Metric::Softirqs => "SOFTIRQ/s",
             Metric::CpuTime => "CPU time/steal",
             Metric::Scheduler => "CSW/s MIG/s",
+            Metric::RunQueue => "RQwait%",
             Metric::Smi => "SMI",
             Metric::Temperature => "temperature",
             Metric::Throttle => "throttling",
             Metric::Power => "PkgWatt",
+        }
+    }
+
+    /// Names the metric in the dashboard header's one-line list.
+    pub fn short(self) -> &'static str {
+        match self {
+            Metric::Frequency => "frequency",
+            Metric::Ipc => "IPC",
+            Metric::HwCstates => "HW C-states",
+            Metric::OsCstates => "cpuidle",
+            Metric::Interrupts => "IRQs",
+            Metric::Softirqs => "softirqs",
+            Metric::CpuTime => "CPU time",
+            Metric::Scheduler => "CSW/MIG",
+            Metric::RunQueue => "RQwait",
+            Metric::Smi => "SMI",
+            Metric::Temperature => "temperature",
+            Metric::Throttle => "throttling",
+            Metric::Power => "power",
+        }
+    }
+
+    /// The exporter's `metric` label for it.
+    pub fn id(self) -> &'static str {
+        match self {
+            Metric::Frequency => "frequency",
+            Metric::Ipc => "ipc",
+            Metric::HwCstates => "hw_cstates",
+            Metric::OsCstates => "os_cstates",
+            Metric::Interrupts => "interrupts",
+            Metric::Softirqs => "softirqs",
+            Metric::CpuTime => "cpu_time",
+            Metric::Scheduler => "scheduler",
+            Metric::RunQueue => "run_queue",
+            Metric::Smi => "smi",
+            Metric::Temperature => "temperature",
+            Metric::Throttle => "throttle",
+            Metric::Power => "power",
         }
     }
 }
@@ -327,6 +369,15 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 missing(metric, why)
             }
         }
+        Metric::RunQueue => match &snap.schedstat {
+            Ok(s) => found(
+                metric,
+                Rung::Kernel,
+                format!("/proc/schedstat (version {})", s.version),
+                None,
+            ),
+            Err(e) => missing(metric, e.clone()),
+        },
         Metric::Smi => {
             if chosen.smi == Some(Rung::Perf) {
                 found(metric, Rung::Perf, "perf msr smi", None)

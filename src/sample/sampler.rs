@@ -9,7 +9,7 @@ use crate::base::cpu_map::CpuMap;
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
-use crate::collect::{cpuidle, hwmon, interrupts, powercap, softirqs, stat, x86};
+use crate::collect::{cpuidle, hwmon, interrupts, powercap, schedstat, softirqs, stat, x86};
 use crate::model::interval::FreqSource;
 use crate::model::machine::{self, Machine};
 use crate::model::snapshot::{CpuFiles, Energy, PkgHw, Rung, Snapshot};
@@ -68,6 +68,7 @@ struct FilePlan {
     stat: FileId,
     interrupts: FileId,
     softirqs: FileId,
+    schedstat: FileId,
     cpus: Vec<CpuFileIds>,
     powercap: Vec<(String, FileId)>,
     hwmon: Vec<(String, FileId)>,
@@ -92,6 +93,7 @@ impl FilePlan {
             stat: fs.file_id(Base::Proc, "stat"),
             interrupts: fs.file_id(Base::Proc, "interrupts"),
             softirqs: fs.file_id(Base::Proc, "softirqs"),
+            schedstat: fs.file_id(Base::Proc, "schedstat"),
             cpus: Vec::new(),
             powercap: Vec::new(),
             hwmon: Vec::new(),
@@ -428,6 +430,7 @@ impl<H: Hardware> Sampler<H> {
             .map_err(|e| e.to_string())
             .and_then(|t| softirqs::parse_softirqs_into(t, &mut table).map_err(|e| e.to_string()))
             .map(|()| table);
+        let schedstat = read_schedstat(fs, self.files.schedstat);
         let files = self.read_cpu_files();
         self.samples += 1;
         let powercap_uj = self.read_powercap();
@@ -438,6 +441,7 @@ impl<H: Hardware> Sampler<H> {
             stat,
             interrupts,
             softirqs,
+            schedstat,
             csw: CpuMap::new(),
             migrations: CpuMap::new(),
             hw: CpuMap::new(),
@@ -655,6 +659,23 @@ impl<H: Hardware> Sampler<H> {
                 }
             }
         }
+    }
+}
+
+/// Reads `/proc/schedstat`: one file for every CPU, read by noisetop's own
+/// thread without a lock or an IPI on the CPUs it describes. Where it is
+/// absent the reason says what it takes.
+fn read_schedstat(
+    fs: &mut Fs,
+    id: FileId,
+) -> crate::model::snapshot::Reading<schedstat::SchedStat> {
+    match fs.read_id(id) {
+        Ok(t) => schedstat::parse(t).map_err(|e| e.to_string()),
+        Err(crate::os::fs::ReadError::Missing(_)) => Err(
+            "no /proc/schedstat: the kernel was built without CONFIG_SCHEDSTATS (or the capture has none)"
+                .to_string(),
+        ),
+        Err(e) => Err(e.to_string()),
     }
 }
 

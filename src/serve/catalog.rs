@@ -1,6 +1,9 @@
 //! Every metric the exporter writes: name, type, unit, labels, help, and
 //! which CPUs it covers. The writer takes its headers from here and the
 //! README's metric list is generated from here, so the two cannot differ.
+//! A figure of the metric catalogue with a family of its own
+//! ([`crate::metric::Prom::Counter`]) has its family made here from its
+//! entry, and written by [`super::expose`] from it.
 
 use std::fmt::Write as _;
 
@@ -625,7 +628,8 @@ def!(
     "Series in this exposition, this one included: the cardinality budget is 10 000 at 1152 CPUs."
 );
 
-/// Every family, in the order the exposition writes them.
+/// Every family written by the exporter's own code, in the order the
+/// exposition writes them; [`all`] adds the catalogue's figures.
 pub const ALL: &[Def] = &[
     CPU_BUSY,
     CPU_FREQ,
@@ -688,11 +692,59 @@ pub const ALL: &[Def] = &[
     SERIES,
 ];
 
+/// How a catalogued figure's counter is read from a snapshot.
+pub type Total = fn(&crate::model::snapshot::Snapshot, u32) -> Option<f64>;
+
+/// The families of the metric catalogue's figures that have one of their
+/// own, in its order, each with how its counter is read.
+pub fn figure_families() -> Vec<(Def, Total)> {
+    crate::metric::ALL
+        .iter()
+        .filter_map(|f| match f.prometheus {
+            crate::metric::Prom::Counter {
+                family,
+                unit,
+                every_cpu,
+                help,
+                total,
+            } => Some((
+                Def {
+                    name: family,
+                    kind: Type::Counter,
+                    unit,
+                    labels: &["cpu"],
+                    scope: if every_cpu {
+                        Scope::EveryCpu
+                    } else {
+                        Scope::DetailCpu
+                    },
+                    help,
+                },
+                total,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every family, in the order the exposition writes them: [`ALL`], with
+/// the catalogue's figures after the per-CPU counters ([`CPU_SMI`]).
+pub fn all() -> Vec<Def> {
+    let mut out = Vec::with_capacity(ALL.len() + 1);
+    for d in ALL {
+        out.push(*d);
+        if d.name == CPU_SMI.name {
+            out.extend(figure_families().into_iter().map(|(d, _)| d));
+        }
+    }
+    out
+}
+
 /// Writes the README's metric table: one row per family.
 pub fn markdown_table() -> String {
     let mut out =
         String::from("| metric | type | labels | series for | what |\n|---|---|---|---|---|\n");
-    for d in ALL {
+    for d in &all() {
         let kind = match d.kind {
             Type::Counter => "counter",
             Type::Gauge => "gauge",
@@ -718,7 +770,7 @@ mod tests {
     #[test]
     fn names_follow_the_prometheus_conventions() {
         let mut seen = std::collections::HashSet::new();
-        for d in ALL {
+        for d in &all() {
             assert!(seen.insert(d.name), "{} twice", d.name);
             assert!(d.name.starts_with("noisetop_"), "{}", d.name);
             assert!(
@@ -750,7 +802,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_family() {
         let t = markdown_table();
-        assert_eq!(t.lines().count(), ALL.len() + 2);
+        assert_eq!(t.lines().count(), all().len() + 2);
         assert!(t.contains("| `noisetop_cpu_context_switches_total` | counter | cpu |"));
         assert!(t.contains("| `noisetop_build_info` | info | version |"));
     }

@@ -271,7 +271,29 @@ fn detail_cpus(w: &mut Writer, inp: &Input<'_>) {
             w.sample(&[("cpu", c)], v as f64);
         }
     }
+    catalogued(w, inp);
     traced(w, inp);
+}
+
+/// The catalogue's figures with a family of their own: each CPU's counter
+/// (every CPU, or the detailed ones, as the entry says).
+fn catalogued(w: &mut Writer, inp: &Input<'_>) {
+    for (k, (d, _)) in m::figure_families().into_iter().enumerate() {
+        w.family(d);
+        let every: Vec<u32>;
+        let cpus = if d.scope == m::Scope::EveryCpu {
+            every = inp.sample.interval.cpus.iter().map(|r| r.cpu).collect();
+            &every
+        } else {
+            inp.detail
+        };
+        for &cpu in cpus {
+            let v = inp.totals.cpus.get(&cpu).and_then(|t| *t.figures.get(k)?);
+            if let Some(v) = v {
+                w.sample(&[("cpu", &cpu.to_string())], v);
+            }
+        }
+    }
 }
 
 /// Top-N lists of the traced CPUs: who ran, and which interrupts took time.
@@ -478,24 +500,6 @@ fn packages(w: &mut Writer, inp: &Input<'_>) {
     }
 }
 
-/// The `metric` label of a ladder metric.
-pub fn metric_id(m: Metric) -> &'static str {
-    match m {
-        Metric::Frequency => "frequency",
-        Metric::Ipc => "ipc",
-        Metric::HwCstates => "hw_cstates",
-        Metric::OsCstates => "os_cstates",
-        Metric::Interrupts => "interrupts",
-        Metric::Softirqs => "softirqs",
-        Metric::CpuTime => "cpu_time",
-        Metric::Scheduler => "scheduler",
-        Metric::Smi => "smi",
-        Metric::Temperature => "temperature",
-        Metric::Throttle => "throttle",
-        Metric::Power => "power",
-    }
-}
-
 fn machine(w: &mut Writer, inp: &Input<'_>) {
     let s = inp.sample;
     w.family(m::FINDING);
@@ -520,7 +524,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     for st in &s.statuses {
         if st.rung.is_none() {
             let why = st.note.as_deref().unwrap_or("no source on this machine");
-            w.sample(&[("metric", metric_id(st.metric)), ("reason", why)], 1.0);
+            w.sample(&[("metric", st.metric.id()), ("reason", why)], 1.0);
         }
     }
     if let Some(Err(why)) = &s.own_ipis {
@@ -541,7 +545,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     if crate::sample::ladder::power_silent(&s.statuses, &s.interval) {
         w.sample(
             &[
-                ("metric", metric_id(Metric::Power)),
+                ("metric", Metric::Power.id()),
                 ("reason", crate::sample::ladder::POWER_SILENT),
             ],
             1.0,
@@ -550,10 +554,7 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     w.family(m::SOURCE);
     for st in &s.statuses {
         if let (Some(r), Some(_)) = (st.rung, &st.source) {
-            w.sample(
-                &[("metric", metric_id(st.metric)), ("source", r.label())],
-                1.0,
-            );
+            w.sample(&[("metric", st.metric.id()), ("source", r.label())], 1.0);
         }
     }
     w.family(m::WATCHED);

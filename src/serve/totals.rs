@@ -80,6 +80,9 @@ pub struct CpuTotals {
     pub smi: Option<u64>,
     /// Numbered interrupt rows with a count on this CPU (detailed CPUs only).
     pub devices: Vec<DeviceCount>,
+    /// The counters of the catalogue's figures with a family of their own,
+    /// in [`super::catalog::figure_families`] order.
+    pub figures: Vec<Option<f64>>,
 }
 
 /// Every CPU's raw counters as of the latest snapshot.
@@ -95,6 +98,7 @@ impl Totals {
     /// Takes the counters of a snapshot; `detail` are the CPUs whose
     /// per-device rows are kept.
     pub fn observe(&mut self, s: &Snapshot, detail: &[u32]) {
+        let families = super::catalog::figure_families();
         let mut online = s.online.clone();
         online.sort_unstable();
         self.cpus.retain(|c, _| online.binary_search(&c).is_ok());
@@ -108,6 +112,9 @@ impl Totals {
             t.csw = s.csw.get(&cpu).copied();
             t.mig = s.migrations.get(&cpu).copied();
             t.smi = s.hw.get(&cpu).and_then(|h| h.smi);
+            t.figures.clear();
+            t.figures
+                .extend(families.iter().map(|(_, total)| total(s, cpu)));
             t.irq_all = None;
             t.irq_kind = [None; 9];
             t.devices.clear();

@@ -34,6 +34,7 @@
 //! | device IRQs /s | `Q = min(cpus, 8)` queues: disk queue `q` (1..=Q) on CPU `q−1`, 300/s; network queue `q` (0..Q) on CPU `q`, 100/s, 50 000/s on CPU2; legacy rows stay constant |
 //! | /proc/softirqs /s | `TIMER` CPU1 2 else 100; `NET_TX` 1; `NET_RX` CPU2 30 000 else 10; `BLOCK` 50; `SCHED` CPU3 2000 else 40; `RCU` 60; `HI`, `IRQ_POLL`, `TASKLET`, `HRTIMER` 0 |
 //! | perf software | context switches CPU3 20 000/s else 200/s; migrations CPU3 500/s else 5/s |
+//! | /proc/schedstat (version 15, no domain lines) | run-queue wait CPU3 50 ms/s, other `c%4` ms/s; run time `b`% of the time; slices as context switches |
 //! | SMI (Intel) | one per second on every CPU |
 //! | temperature | Intel core `40 + core_id%16` °C, package `50+p` (`TjMax` 100); laptop coretemp core `k` `45+2k+i%2`, package `55+i%2`; AMD k10temp Tctl `60+2p+i%2` |
 //! | thermal throttle | core count +2/s on CPU5; package count +1/s on package 0 |
@@ -497,6 +498,7 @@ impl Layout {
         t.put("proc/interrupts", &self.render_interrupts(&irqs))?;
         t.put("proc/softirqs", &render_softirqs(self.spec.cpus, &soft))?;
         t.put("proc/stat", &self.stat_text(ms, &irqs, &soft))?;
+        t.put("proc/schedstat", &self.schedstat_text(ms))?;
         if full {
             self.write_proc_facts(t)?;
             self.write_cpu_facts(t)?;
@@ -961,6 +963,22 @@ impl Layout {
             0,
             0,
         ]
+    }
+
+    /// /proc/schedstat version 15: `cpuN` lines whose fields 7–9 are the
+    /// run time, the run-queue wait (ns) and the slices; no domain lines.
+    fn schedstat_text(&self, ms: u64) -> String {
+        let mut out = format!("version 15\ntimestamp {}\n", 4_294_667_296 + ms / 4);
+        for c in 0..self.spec.cpus {
+            let slices = count(csw_rate(c), ms);
+            let _ = writeln!(
+                out,
+                "cpu{c} 0 0 {slices} 0 0 0 {} {} {slices}",
+                count(busy(c) * 10_000_000, ms),
+                count(rq_wait_rate(c), ms),
+            );
+        }
+        out
     }
 
     fn stat_text(&self, ms: u64, irqs: &[IrqRow], soft: &[Vec<u64>]) -> String {
@@ -1495,6 +1513,16 @@ fn write_throttle(t: &mut Tree, p: &Pos, ms: u64) -> io::Result<()> {
 /// Context switches per second on a CPU.
 fn csw_rate(cpu: u32) -> u64 {
     if cpu == 3 { 20_000 } else { 200 }
+}
+
+/// Run-queue wait per second on a CPU, ns: tasks queue behind the busy
+/// CPU3 (50 ms/s, `RQwait%` 5); elsewhere `c % 4` ms/s.
+fn rq_wait_rate(cpu: u32) -> u64 {
+    if cpu == 3 {
+        50_000_000
+    } else {
+        u64::from(cpu % 4) * 1_000_000
+    }
 }
 
 /// Migrations per second on a CPU.

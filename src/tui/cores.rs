@@ -18,13 +18,12 @@ use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
 /// Fixed part of a wide row (everything but the two bars and the noise
-/// column) with every optional column shown.
-const WIDE_FIXED: usize = 110;
+/// column) without the optional columns.
+const WIDE_BASE: usize = 71;
 
 /// Fixed part of a wide row with the optional columns on screen.
 fn wide_fixed(s: &State) -> usize {
-    let all: Vec<usize> = (0..crate::tui::columns::COLUMNS.len()).collect();
-    WIDE_FIXED - crate::tui::columns::width(&all) + crate::tui::columns::width(s.nav().columns())
+    WIDE_BASE + crate::tui::columns::width(s.nav().columns())
 }
 /// Fixed part of a compact row (everything but the two bars and the noise column).
 const COMPACT_FIXED: usize = 30;
@@ -37,6 +36,8 @@ struct Ctx<'a> {
     /// The noise column's width the rows need at least: an owner's name
     /// and one more label fit beside it.
     noise_min: usize,
+    /// The CPUs listed, which the summary row sums up.
+    listed: Vec<&'a CpuRates>,
 }
 
 /// Draws the Cores view.
@@ -51,10 +52,15 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
         order.len(),
     );
     // the rows listed, summed up: turbostat's `-` row
-    let all = s.judged().latest().map(|iv| {
-        let rows: Vec<&CpuRates> = order.iter().filter_map(|c| iv.cpu(*c)).collect();
-        crate::tui::summary::of(&rows)
-    });
+    let listed: Vec<&CpuRates> = s
+        .judged()
+        .latest()
+        .map(|iv| order.iter().filter_map(|c| iv.cpu(*c)).collect())
+        .unwrap_or_default();
+    let all = s
+        .judged()
+        .latest()
+        .map(|_| crate::tui::summary::of(&listed));
     let ctx = Ctx {
         s,
         t: s.theme(),
@@ -74,6 +80,7 @@ pub fn render(s: &State, area: Rect, buf: &mut Buffer) {
             .map(|o| o.chars().count() + 3 + OWNER_AND_ONE)
             .max()
             .unwrap_or(0),
+        listed,
     };
     let colw = if g.columns == 1 {
         area.width
@@ -336,8 +343,10 @@ fn wide_header(ctx: &Ctx<'_>, w: usize) -> Line<'static> {
                 .columns()
                 .iter()
                 .map(|i| {
-                    let c = &crate::tui::columns::COLUMNS[*i];
-                    right(c.name, c.width)
+                    crate::tui::columns::columns()
+                        .get(*i)
+                        .map(|c| right(c.name, c.width))
+                        .unwrap_or_default()
                 })
                 .collect::<String>(),
             t.title(),
@@ -564,9 +573,19 @@ fn wide_row(ctx: &Ctx<'_>, cpu: u32, r: Option<&CpuRates>, w: usize) -> Line<'st
     spans.extend(bars::cstates(r, cb, t));
     spans.push(num(&bars::exit_latency(r), 9, t, false));
     spans.push(Span::styled(" │ ", t.dim()));
-    for i in ctx.s.nav().columns() {
-        let c = &crate::tui::columns::COLUMNS[*i];
-        spans.push(num(&(c.value)(r), c.width, t, true));
+    for c in ctx
+        .s
+        .nav()
+        .columns()
+        .iter()
+        .filter_map(|i| crate::tui::columns::columns().get(*i))
+    {
+        let v = if cpu == ALL {
+            c.summary(&ctx.listed)
+        } else {
+            c.value(r)
+        };
+        spans.push(num(&v, c.width, t, true));
     }
     spans.extend([
         Span::styled(" │ ", t.dim()),
@@ -686,7 +705,10 @@ mod tests {
 
     #[test]
     fn bar_widths_grow_with_the_row() {
-        assert_eq!(split(158, WIDE_FIXED, 12, 8), (19, 12, 17));
+        // the first seven optional columns shown
+        let fixed = WIDE_BASE + crate::tui::columns::width(&[0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(fixed, 110);
+        assert_eq!(split(158, fixed, 12, 8), (19, 12, 17));
         assert_eq!(split(78, COMPACT_FIXED, 10, 6), (19, 12, 17));
         // too narrow: the bars keep their minimum, the noise column gives way
         assert_eq!(split(35, COMPACT_FIXED, 10, 6), (10, 6, 0));

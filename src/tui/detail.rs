@@ -541,6 +541,13 @@ fn figures(r: &CpuRates) -> Vec<(String, String)> {
                 .map_or_else(|| fmt::UNKNOWN.into(), |x| x.to_string()),
         ),
     ];
+    // the optional columns the Cores view leaves out unless asked for
+    v.extend(
+        crate::tui::columns::columns()
+            .iter()
+            .filter(|c| !c.by_default)
+            .map(|c| (c.name.to_string(), c.value(Some(r)))),
+    );
     for st in r.idle.iter() {
         let lat = st
             .latency_us

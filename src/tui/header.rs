@@ -6,7 +6,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::sample::ladder::Metric;
 use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
 use crate::tui::state::{Origin, State};
@@ -289,7 +288,7 @@ fn availability(s: &State, room: usize) -> Line<'static> {
         .statuses()
         .iter()
         .filter(|st| st.rung.is_none())
-        .map(|st| short_metric(st.metric))
+        .map(|st| st.metric.short())
         .collect();
     // who ran is sampled, not counted in the kernel: said beside the rest
     // (u gives the reason)
@@ -337,24 +336,6 @@ fn availability(s: &State, room: usize) -> Line<'static> {
         pieces.push(Piece::new(why, t.warn(), ALWAYS));
     }
     fit(" ", pieces, &sep(t), room)
-}
-
-/// Short metric names for the header's one-line list.
-pub fn short_metric(m: Metric) -> &'static str {
-    match m {
-        Metric::Frequency => "frequency",
-        Metric::Ipc => "IPC",
-        Metric::HwCstates => "HW C-states",
-        Metric::OsCstates => "cpuidle",
-        Metric::Interrupts => "IRQs",
-        Metric::Softirqs => "softirqs",
-        Metric::CpuTime => "CPU time",
-        Metric::Scheduler => "CSW/MIG",
-        Metric::Smi => "SMI",
-        Metric::Temperature => "temperature",
-        Metric::Throttle => "throttling",
-        Metric::Power => "power",
-    }
 }
 
 /// Draws the three header lines into `area`.

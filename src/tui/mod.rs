@@ -6,7 +6,7 @@
 //! `State::update`.
 
 pub(crate) mod bars;
-pub(crate) mod columns;
+pub mod columns;
 pub(crate) mod cores;
 pub(crate) mod cstates;
 pub(crate) mod detail;

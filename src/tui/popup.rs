@@ -171,6 +171,28 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
 ];
 
+/// The glossary: [`GLOSSARY`], then each optional column of the metric
+/// catalogue it does not name, in the catalogue's words.
+pub fn glossary() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = GLOSSARY
+        .iter()
+        .map(|(n, w)| ((*n).to_string(), (*w).to_string()))
+        .collect();
+    for f in crate::metric::tui_columns() {
+        let Some(name) = f.tui_header() else { continue };
+        if !GLOSSARY
+            .iter()
+            .any(|(n, _)| n.split(", ").any(|n| n == name))
+        {
+            out.push((
+                name.to_string(),
+                format!("{}: {} ({})", f.about, f.formula, f.source),
+            ));
+        }
+    }
+    out
+}
+
 /// The help's width on a screen `area` wide.
 fn help_width(area: Rect) -> u16 {
     area.width.saturating_sub(2).clamp(40, 110)
@@ -268,11 +290,11 @@ fn help_text(s: &State, inner: usize) -> Vec<Line<'static>> {
     lines.push(Line::from(""));
     lines.push(Line::styled(" columns: what, formula, source", t.title()));
     // a long entry goes on under its text, not under the column's name
-    for (name, what) in GLOSSARY {
+    for (name, what) in glossary() {
         lines.extend(crate::tui::pane::wrap(
             vec![
-                Span::styled(format!(" {} ", left(name, 11)), t.title()),
-                Span::raw(*what),
+                Span::styled(format!(" {} ", left(&name, 11)), t.title()),
+                Span::raw(what),
             ],
             inner,
             13,
