@@ -3,7 +3,8 @@
 //! Data flows one way, and the layers below may only name the ones before
 //! them (`tests/layering` holds it): `base` (plain types) → `os` (kernel
 //! files, perf, BPF, MSRs, or a capture) → `collect` (the kernel's formats
-//! parsed) → `model` (machine, snapshot, interval) → `sample` (the sampler
+//! parsed) → `model` (machine, snapshot, interval) → `metric` (the
+//! catalogue: each figure declared once, for every sink) → `sample` (the sampler
 //! and the engine that makes intervals) → `trace` (who ran) → `noise` (the
 //! rules that judge) → `check` → `probe` → `pipeline` (the driver) →
 //! `record`. The sinks sit on top and name nothing of each other's: the

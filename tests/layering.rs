@@ -8,9 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first: a module may name itself and those before it.
-const LAYERS: [&str; 11] = [
-    "base", "os", "collect", "model", "sample", "trace", "noise", "check", "probe", "pipeline",
-    "record",
+const LAYERS: [&str; 12] = [
+    "base", "os", "collect", "model", "metric", "sample", "trace", "noise", "check", "probe",
+    "pipeline", "record",
 ];
 
 /// What no layer may name: the sinks and the command line are on top.

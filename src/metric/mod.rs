@@ -13,7 +13,7 @@
 //! [`figures`] plus its collection (the kernel file, the snapshot field
 //! and the interval's delta).
 
-pub mod figures;
+mod figures;
 mod glossary;
 
 pub use figures::ALL;
