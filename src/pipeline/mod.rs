@@ -9,7 +9,7 @@ pub mod control;
 pub mod in_kernel;
 pub mod kept_trace;
 pub mod live;
-pub mod note;
+mod note;
 mod owner;
 pub mod replay;
 pub mod sampled;
