@@ -1,6 +1,7 @@
 //! `--batch`, `capture` and `replay --batch`: the pipeline printed as text
 //! tables, each followed by its verdicts and findings as `#` lines.
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -40,9 +41,7 @@ fn interval_text(s: &Sample, cpus: Option<&[u32]>) -> String {
     text.push_str(&judged::lines(&s.judgement, cpus));
     text.push_str(&judged::runq_lines(s.trace.as_ref(), cpus));
     for n in &s.notes {
-        text.push_str("# ");
-        text.push_str(n);
-        text.push('\n');
+        let _ = writeln!(text, "# {n}");
     }
     text
 }

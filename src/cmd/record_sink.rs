@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::cli::RecordArgs;
 use crate::model::machine::Machine;
 use crate::noise::VerdictState;
-use crate::pipeline::{Sample, Sink};
+use crate::pipeline::{Note, Sample, Sink};
 use crate::record::sidecar::RecordMeta;
 use crate::record::sidecar::lost_ranges_text;
 use crate::record::writer::{OpenMode, RecordError, Recorder, RowTags};
@@ -203,15 +203,6 @@ pub fn print_summary(args: &RecordArgs, quiet: bool, to_stderr: bool) {
     }
 }
 
-/// Sizes as the footer shows them: `812 B`, `48 kB`, `3.1 MB`.
-fn size(bytes: u64) -> String {
-    match bytes {
-        b if b < 1000 => format!("{b} B"),
-        b if b < 1_000_000 => format!("{} kB", b / 1000),
-        b => format!("{:.1} MB", b as f64 / 1e6),
-    }
-}
-
 impl RecordSink {
     /// Tags the intervals from now on with this run of a series.
     pub fn set_repetition(&mut self, run: Option<u32>) {
@@ -225,7 +216,7 @@ impl RecordSink {
 }
 
 impl Sink for RecordSink {
-    fn accept(&mut self, s: &Sample) -> Result<(), String> {
+    fn accept(&mut self, s: &Sample) -> Result<(), Note> {
         if !self.sourced && !s.statuses.is_empty() {
             self.sourced = true;
             self.rec.set_sources(
@@ -246,10 +237,9 @@ impl Sink for RecordSink {
                 return Ok(());
             }
             self.told_empty = true;
-            return Err(format!(
-                "intervals of no length are not recorded in {}: the tree's clock did not advance",
-                self.rec.path().display()
-            ));
+            return Err(Note::NoLengthNotRecorded {
+                path: self.rec.path().to_path_buf(),
+            });
         }
         let mut tags = tags(s);
         for t in &mut tags {
@@ -264,33 +254,28 @@ impl Sink for RecordSink {
             return Ok(());
         }
         self.told = true;
-        let msg = format!(
-            "recording to {} failed: {e}; intervals are lost until it can write again (counted at the end)",
-            self.rec.path().display()
-        );
+        let note = Note::RecordingFailed {
+            path: self.rec.path().to_path_buf(),
+            error: e.to_string(),
+        };
         if !ON_SCREEN.load(Ordering::Relaxed) {
-            eprintln!("noisetop: {msg}");
+            eprintln!("noisetop: {note}");
         }
-        Err(msg)
+        Err(note)
     }
 
-    fn status(&self) -> Option<String> {
-        let name = self
+    fn status(&self) -> Option<Note> {
+        let file = self
             .rec
             .path()
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let lost: u64 = self.rec.lost().iter().map(|r| r.intervals).sum();
-        let lost = if lost > 0 {
-            format!(" · {lost} intervals lost")
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "rec {name} {} rows {}{lost}",
-            self.rec.rows(),
-            size(self.rec.bytes())
-        ))
+        Some(Note::Recording {
+            file,
+            rows: self.rec.rows(),
+            bytes: self.rec.bytes(),
+            lost: self.rec.lost().iter().map(|r| r.intervals).sum(),
+        })
     }
 }
 
@@ -461,17 +446,5 @@ mod tags_tests {
                 ("", String::new()),
             ]
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::size;
-
-    #[test]
-    fn sizes_read_as_the_footer_shows_them() {
-        assert_eq!(size(812), "812 B");
-        assert_eq!(size(48_123), "48 kB");
-        assert_eq!(size(3_140_000), "3.1 MB");
     }
 }

@@ -117,7 +117,12 @@ pub fn rooted(root: &Path, name: &str) -> Result<State> {
                 }
             }
             Step::Sample(mut x) => {
-                for n in x.notes.iter_mut().chain(&mut x.who_ran) {
+                // the root's path is said only in how who ran is attributed
+                let said = x.notes.iter_mut().filter_map(|n| match n {
+                    crate::pipeline::Note::WhoRan(said) => Some(said),
+                    _ => None,
+                });
+                for n in said.chain(&mut x.who_ran) {
                     *n = named(std::mem::take(n));
                 }
                 rename(&mut x.statuses);

@@ -199,31 +199,58 @@ pub struct Captured {
     pub wall_now: bool,
 }
 
+/// Why an instant of a capture cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A table cannot be read (the clock is missing, or a table is not a
+    /// file).
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The clock file does not hold its two numbers.
+    #[error("{}: expected two integers", .0.display())]
+    Clock(PathBuf),
+    /// A perf or MSR table does not parse.
+    #[error("{}: {source}", .path.display())]
+    Table {
+        /// The table.
+        path: PathBuf,
+        /// The line that does not parse, and why.
+        source: crate::base::ParseError,
+    },
+    /// The probe's facts do not parse.
+    #[error("{}: {source}", .path.display())]
+    Probe {
+        /// `probe.json`.
+        path: PathBuf,
+        /// What the JSON parser said.
+        source: serde_json::Error,
+    },
+}
+
 impl Captured {
     /// Loads `dir/noisetop/*` of one instant; a missing table means that
     /// source was not available when the capture was made.
-    pub fn load(dir: &Path) -> Result<Captured, String> {
+    pub fn load(dir: &Path) -> Result<Captured, LoadError> {
         let nt = dir.join("noisetop");
-        let clock = read_meta(&nt.join("clock"), SMALL_FILE_BYTES).map_err(|e| e.to_string())?;
+        let clock = read_meta(&nt.join("clock"), SMALL_FILE_BYTES)?;
         let mut it = clock.split_whitespace().map(str::parse::<u64>);
         let stamp = match (it.next(), it.next()) {
             (Some(Ok(mono_ns)), Some(Ok(wall_ns))) => Stamp { mono_ns, wall_ns },
-            _ => {
-                return Err(format!(
-                    "{}: expected two integers",
-                    nt.join("clock").display()
-                ));
-            }
+            _ => return Err(LoadError::Clock(nt.join("clock"))),
+        };
+        let table = |name: &str| {
+            let path = nt.join(name);
+            move |source| LoadError::Table { path, source }
         };
         let perf = match optional(&nt.join("perf"), MAX_FILE_BYTES)? {
-            Some(t) => {
-                perf::parse_table(&t).map_err(|e| format!("{}: {e}", nt.join("perf").display()))?
-            }
+            Some(t) => perf::parse_table(&t).map_err(table("perf"))?,
             None => Vec::new(),
         };
         let pf: ProbeFile = match optional(&nt.join("probe.json"), PROBE_FILE_BYTES)? {
-            Some(t) => serde_json::from_str(&t)
-                .map_err(|e| format!("{}: {e}", nt.join("probe.json").display()))?,
+            Some(t) => serde_json::from_str(&t).map_err(|source| LoadError::Probe {
+                path: nt.join("probe.json"),
+                source,
+            })?,
             None => ProbeFile {
                 probe: Probe {
                     msr: Err("the capture has no MSR table".into()),
@@ -233,9 +260,7 @@ impl Captured {
             },
         };
         let msr = match optional(&nt.join("msr"), MAX_FILE_BYTES)? {
-            Some(t) if pf.probe.msr.is_ok() => Some(
-                msr::parse_table(&t).map_err(|e| format!("{}: {e}", nt.join("msr").display()))?,
-            ),
+            Some(t) if pf.probe.msr.is_ok() => Some(msr::parse_table(&t).map_err(table("msr"))?),
             _ => None,
         };
         Ok(Captured {
@@ -251,11 +276,11 @@ impl Captured {
 
 /// Reads a table a capture may lack: missing is `None` (that source was
 /// not available), anything else that stops the read is an error.
-fn optional(path: &Path, cap: usize) -> Result<Option<String>, String> {
+fn optional(path: &Path, cap: usize) -> Result<Option<String>, ReadError> {
     match read_meta(path, cap) {
         Ok(t) => Ok(Some(t)),
         Err(ReadError::Missing(_)) => Ok(None),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
     }
 }
 
@@ -327,7 +352,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let nt = dir.path().join("noisetop");
         std::fs::create_dir_all(&nt).unwrap();
-        let err = Captured::load(dir.path()).unwrap_err();
+        let err = Captured::load(dir.path()).unwrap_err().to_string();
         assert!(
             err.starts_with("no ") && err.ends_with("noisetop/clock"),
             "{err}"
@@ -338,6 +363,15 @@ mod tests {
         assert!(c.perf.is_empty() && c.msr.is_none());
         std::fs::create_dir(nt.join("perf")).unwrap();
         let err = Captured::load(dir.path()).unwrap_err();
+        assert!(matches!(err, LoadError::Read(_)), "{err}");
+        let err = err.to_string();
         assert!(err.ends_with("noisetop/perf: is a directory"), "{err}");
+        std::fs::remove_dir(nt.join("perf")).unwrap();
+        std::fs::write(nt.join("clock"), "5\n").unwrap();
+        let err = Captured::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.ends_with("noisetop/clock: expected two integers"),
+            "{err}"
+        );
     }
 }

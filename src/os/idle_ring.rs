@@ -7,13 +7,13 @@
 //! caller's CPU, which is plain memory access, and the kernel never wakes
 //! the reader (the watermark is the whole ring).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use perf_event::Sampler;
 use perf_event::data::Record as DataRecord;
 
 use crate::os::tp_format::{self, IntAt};
-use crate::os::tracepoint::{builder, find_tracefs, open_error, read_id};
+use crate::os::tracepoint::{IdError, builder, find_tracefs, open_error, read_id};
 
 /// Bytes of ring per probed CPU: an idle entry and exit are about 80 bytes
 /// of records together, so at 10 000 idle periods a second one ring holds
@@ -41,10 +41,9 @@ pub struct IdleLayout {
 
 impl IdleLayout {
     /// Reads the layout from the text of `events/power/cpu_idle/format`.
-    pub fn parse(text: &str) -> Result<IdleLayout, String> {
-        let f = tp_format::parse(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<IdleLayout, tp_format::FormatError> {
         Ok(IdleLayout {
-            state: f.int("state").map_err(|e| e.to_string())?,
+            state: tp_format::parse(text)?.int("state")?,
         })
     }
 
@@ -58,6 +57,75 @@ impl IdleLayout {
     }
 }
 
+/// Why `power:cpu_idle` cannot be traced, with the command that would
+/// fix it where there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum IdleError {
+    /// tracefs is there but this user may not read it.
+    #[error(
+        "{}: permission denied: run as root, or give this user read access to tracefs \
+         (`mount -o remount,gid=GROUP {}`)",
+        .dir.display(),
+        .dir.display()
+    )]
+    TracefsDenied {
+        /// The tracefs mount point.
+        dir: PathBuf,
+    },
+    /// tracefs is mounted nowhere under this sysfs.
+    #[error(
+        "tracefs is not mounted at {0}/kernel/tracing: mount it with \
+         `mount -t tracefs nodev {0}/kernel/tracing`",
+        .sysfs.display()
+    )]
+    NoTracefs {
+        /// The sysfs root.
+        sysfs: PathBuf,
+    },
+    /// The event's format cannot be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    FormatUnreadable {
+        /// The format file.
+        path: PathBuf,
+        /// What reading it said.
+        source: std::io::Error,
+    },
+    /// The event's format lacks what the decoder needs.
+    #[error("{}: {source}", .path.display())]
+    BadFormat {
+        /// The format file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: tp_format::FormatError,
+    },
+    /// The event's id cannot be read.
+    #[error(transparent)]
+    Id(#[from] IdError),
+    /// `perf_event_open` refused (the words say why and what to do).
+    #[error("{0}")]
+    Open(String),
+    /// The ring cannot be mapped.
+    #[error(
+        "mmap of a {} MiB perf ring for CPU {cpu}: {source} (as a user other than root, \
+         raise `sysctl kernel.perf_event_mlock_kb`)",
+        IDLE_RING_BYTES >> 20
+    )]
+    Mmap {
+        /// The CPU.
+        cpu: u32,
+        /// What mmap said.
+        source: std::io::Error,
+    },
+    /// The event cannot be enabled.
+    #[error("enabling power:cpu_idle on CPU {cpu}: {source}")]
+    Enable {
+        /// The CPU.
+        cpu: u32,
+        /// What the ioctl said.
+        source: std::io::Error,
+    },
+}
+
 /// The open `power:cpu_idle` events of some CPUs.
 pub struct IdleTrace {
     layout: IdleLayout,
@@ -68,44 +136,39 @@ pub struct IdleTrace {
 impl IdleTrace {
     /// Opens `power:cpu_idle` on each of `cpus`. On failure, the reason and
     /// the command that would fix it.
-    pub fn open(sysfs: &Path, cpus: &[u32]) -> Result<IdleTrace, String> {
+    pub fn open(sysfs: &Path, cpus: &[u32]) -> Result<IdleTrace, IdleError> {
         let tracefs = find_tracefs(sysfs).ok_or_else(|| {
             let dir = sysfs.join("kernel/tracing");
             match std::fs::read_dir(&dir) {
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => format!(
-                    "{}: permission denied: run as root, or give this user read access to \
-                     tracefs (`mount -o remount,gid=GROUP {}`)",
-                    dir.display(),
-                    dir.display()
-                ),
-                _ => format!(
-                    "tracefs is not mounted at {0}/kernel/tracing: mount it with \
-                     `mount -t tracefs nodev {0}/kernel/tracing`",
-                    sysfs.display()
-                ),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    IdleError::TracefsDenied { dir }
+                }
+                _ => IdleError::NoTracefs {
+                    sysfs: sysfs.to_path_buf(),
+                },
             }
         })?;
-        let fmt_path = tracefs.join("events/power/cpu_idle/format");
-        let text = std::fs::read_to_string(&fmt_path)
-            .map_err(|e| format!("cannot read {}: {e}", fmt_path.display()))?;
-        let layout =
-            IdleLayout::parse(&text).map_err(|e| format!("{}: {e}", fmt_path.display()))?;
+        let path = tracefs.join("events/power/cpu_idle/format");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(source) => return Err(IdleError::FormatUnreadable { path, source }),
+        };
+        let layout = match IdleLayout::parse(&text) {
+            Ok(l) => l,
+            Err(source) => return Err(IdleError::BadFormat { path, source }),
+        };
         let id = read_id(&tracefs, "power", "cpu_idle")?;
         let mut rings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
             let counter = builder(id, cpu, false, IDLE_RING_BYTES)
                 .build()
-                .map_err(|e| open_error(&e, "power:cpu_idle", cpu))?;
-            let mut sampler = counter.sampled(IDLE_RING_BYTES).map_err(|e| {
-                format!(
-                    "mmap of a {} MiB perf ring for CPU {cpu}: {e} (as a user other than root, \
-                     raise `sysctl kernel.perf_event_mlock_kb`)",
-                    IDLE_RING_BYTES >> 20
-                )
-            })?;
+                .map_err(|e| IdleError::Open(open_error(&e, "power:cpu_idle", cpu)))?;
+            let mut sampler = counter
+                .sampled(IDLE_RING_BYTES)
+                .map_err(|source| IdleError::Mmap { cpu, source })?;
             sampler
                 .enable()
-                .map_err(|e| format!("enabling power:cpu_idle on CPU {cpu}: {e}"))?;
+                .map_err(|source| IdleError::Enable { cpu, source })?;
             rings.push((cpu, sampler));
         }
         Ok(IdleTrace {
@@ -186,14 +249,19 @@ print fmt: \"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)R
 
     #[test]
     fn a_format_without_state_is_refused() {
-        let e = IdleLayout::parse(&FORMAT.replace("u32 state;", "u32 level;")).unwrap_err();
+        let e = IdleLayout::parse(&FORMAT.replace("u32 state;", "u32 level;"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("state"), "{e}");
     }
 
     #[test]
     fn missing_tracefs_says_how_to_mount_it() {
         let empty = tempfile::tempdir().unwrap();
-        let e = IdleTrace::open(empty.path(), &[1]).err().unwrap();
+        let e = IdleTrace::open(empty.path(), &[1])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("tracefs is not mounted at"), "{e}");
         assert!(e.contains("mount -t tracefs nodev"), "{e}");
     }

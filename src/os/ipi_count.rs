@@ -20,12 +20,12 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Counter};
 
-use crate::base::cpulist;
+use crate::base::{Cause, cpulist};
 
 /// What noisetop has sent to the watched CPUs since the counters opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -112,17 +112,64 @@ impl std::fmt::Debug for SelfIpis {
     }
 }
 
-fn event_id(tracefs: &Path, name: &str) -> Result<u64, String> {
-    let p = tracefs.join("events/ipi").join(name).join("id");
-    let t = std::fs::read_to_string(&p).map_err(|e| {
-        format!(
-            "cannot read {}: {e} (the ipi tracepoints came with Linux 6.6)",
-            p.display()
-        )
-    })?;
-    t.trim()
-        .parse()
-        .map_err(|_| format!("{}: not an event id", p.display()))
+/// Why noisetop's own IPIs cannot be counted.
+#[derive(Debug, thiserror::Error)]
+pub enum IpiError {
+    /// The tracepoint's id cannot be read: no such tracepoint (before
+    /// Linux 6.6), or no access to tracefs.
+    #[error("cannot read {}: {source} (the ipi tracepoints came with Linux 6.6)", .path.display())]
+    NoTracepoint {
+        /// The id file.
+        path: PathBuf,
+        /// What reading it said.
+        source: io::Error,
+    },
+    /// The id file holds no number.
+    #[error("{}: not an event id", .0.display())]
+    NotAnId(PathBuf),
+    /// `perf_event_open` refused the tracepoint.
+    #[error("perf_event_open of an ipi tracepoint: {0}")]
+    Open(io::Error),
+    /// The kernel refused a filter (it lacks a field or symbol it names).
+    #[error("the kernel refused the filter `{filter}` on CPU {cpus}'s IPIs: {source}")]
+    Filter {
+        /// The filter.
+        filter: String,
+        /// The CPUs, as a list.
+        cpus: String,
+        /// What the ioctl said.
+        source: io::Error,
+    },
+    /// A counter cannot be enabled.
+    #[error("enabling an ipi counter: {0}")]
+    Enable(io::Error),
+}
+
+impl IpiError {
+    /// The kind of reason: permission, or what the kernel lacks.
+    pub fn cause(&self) -> Cause {
+        let e = match self {
+            IpiError::NoTracepoint { source, .. } => source,
+            IpiError::Open(e) | IpiError::Enable(e) => e,
+            IpiError::Filter { .. } | IpiError::NotAnId(_) => return Cause::KernelLacks,
+        };
+        match e.raw_os_error() {
+            Some(libc::EPERM | libc::EACCES) => Cause::Permission,
+            Some(libc::ENOENT | libc::ENODEV | libc::EINVAL | libc::EOPNOTSUPP) => {
+                Cause::KernelLacks
+            }
+            _ => Cause::Failed,
+        }
+    }
+}
+
+fn event_id(tracefs: &Path, name: &str) -> Result<u64, IpiError> {
+    let path = tracefs.join("events/ipi").join(name).join("id");
+    let t = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(source) => return Err(IpiError::NoTracepoint { path, source }),
+    };
+    t.trim().parse().map_err(|_| IpiError::NotAnId(path))
 }
 
 /// `PERF_EVENT_IOC_SET_FILTER`, `_IOW('$', 6, char *)`.
@@ -155,7 +202,7 @@ impl SelfIpis {
     /// Opens the counters for every thread of this process, filtered to
     /// IPIs that target `cpus`; `tracefs` is where the event ids are read.
     /// The reason when the kernel has no such tracepoints or refuses.
-    pub fn open(tracefs: &Path, cpus: &[u32]) -> Result<SelfIpis, String> {
+    pub fn open(tracefs: &Path, cpus: &[u32]) -> Result<SelfIpis, IpiError> {
         let single_id = event_id(tracefs, "ipi_send_cpu")?;
         let mask_id = event_id(tracefs, "ipi_send_cpumask")?;
         let mut s = SelfIpis {
@@ -187,7 +234,7 @@ impl SelfIpis {
                     .remove_on_exec(true)
                     .include_kernel()
                     .build()
-                    .map_err(|e| format!("perf_event_open of an ipi tracepoint: {e}"))?;
+                    .map_err(IpiError::Open)?;
                 let filter = |test| match wakes {
                     Some(wakes) => cpu_filter(cpus, wakes, test),
                     None => mask_filter(cpus),
@@ -198,11 +245,12 @@ impl SelfIpis {
                     test += 1;
                     said = set_filter(&c, &filter(test));
                 }
-                if let Err(e) = said {
-                    return Err(format!(
-                        "the kernel refused the filter `{}` on CPU {list}'s IPIs: {e}",
-                        filter(test)
-                    ));
+                if let Err(source) = said {
+                    return Err(IpiError::Filter {
+                        filter: filter(test),
+                        cpus: list,
+                        source,
+                    });
                 }
                 into.push(c);
             }
@@ -213,8 +261,7 @@ impl SelfIpis {
             .chain(s.mask.iter_mut())
             .chain(s.woke.iter_mut())
         {
-            c.enable()
-                .map_err(|e| format!("enabling an ipi counter: {e}"))?;
+            c.enable().map_err(IpiError::Enable)?;
         }
         Ok(s)
     }
@@ -226,7 +273,7 @@ impl SelfIpis {
 
     /// Counts IPIs to `cpus` from now on; what was counted stays in the
     /// totals.
-    pub fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+    pub fn retarget(&mut self, cpus: &[u32]) -> Result<(), IpiError> {
         if cpus == self.cpus {
             return Ok(());
         }
@@ -281,6 +328,8 @@ mod tests {
     fn without_the_ipi_tracepoints_the_reason_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let e = SelfIpis::open(dir.path(), &[1]).unwrap_err();
+        assert_eq!(e.cause(), Cause::KernelLacks, "ENOENT: {e}");
+        let e = e.to_string();
         assert!(
             e.starts_with(&format!(
                 "cannot read {}/events/ipi/ipi_send_cpu/id: ",

@@ -205,14 +205,27 @@ impl std::fmt::Debug for SwitchRings {
     }
 }
 
+/// Why a CPU's counting ring cannot be opened: the step and what the
+/// kernel said.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} on CPU {cpu}: {source}")]
+pub struct RingError {
+    /// The step that failed (`perf_event_open of context-switches`).
+    pub what: &'static str,
+    /// The CPU.
+    pub cpu: u32,
+    /// What the kernel said.
+    pub source: io::Error,
+}
+
 impl SwitchRings {
     /// Opens one counting group per CPU, enabled at open, before the first
     /// sample: each open installs the event on its CPU with one IPI, the
     /// only ones.
-    pub fn open(cpus: &[u32]) -> Result<SwitchRings, String> {
+    pub fn open(cpus: &[u32]) -> Result<SwitchRings, RingError> {
         let mut rings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
-            let why = |what: &str, e: io::Error| format!("{what} on CPU {cpu}: {e}");
+            let why = |what: &'static str, source: io::Error| RingError { what, cpu, source };
             let mut lead = counting(Software::CONTEXT_SWITCHES, cpu)
                 .build()
                 .map_err(|e| why("perf_event_open of context-switches", e))?;

@@ -222,11 +222,11 @@ pub fn raise_fd_limit() {
 /// whichever CPU it runs, a watched one too. A descriptor duplicated to
 /// the last slot and closed again leaves the table at its size: it never
 /// shrinks. Held to the soft limit; returns the size asked for, or why not.
-pub fn size_fd_table(want: usize) -> Result<usize, String> {
+pub fn size_fd_table(want: usize) -> Result<usize, FdTableError> {
     let limit = fd_limit().unwrap_or(1024);
     let want = want.min(limit);
     let Ok(last) = libc::c_int::try_from(want.saturating_sub(1)) else {
-        return Err(format!("{want} descriptors do not fit an int"));
+        return Err(FdTableError::TooMany(want));
     };
     if last < 64 {
         return Ok(want);
@@ -235,11 +235,22 @@ pub fn size_fd_table(want: usize) -> Result<usize, String> {
     // lowest free descriptor at or past `last`, which is closed at once.
     let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, last) };
     if fd < 0 {
-        return Err(os_words(&std::io::Error::last_os_error()));
+        return Err(FdTableError::Refused(std::io::Error::last_os_error()));
     }
     // SAFETY: fd was just opened above and is owned here alone.
     unsafe { libc::close(fd) };
     Ok(want)
+}
+
+/// Why the descriptor table could not be grown.
+#[derive(Debug, thiserror::Error)]
+pub enum FdTableError {
+    /// The size asked for does not fit a descriptor number.
+    #[error("{0} descriptors do not fit an int")]
+    TooMany(usize),
+    /// The kernel refused the duplicate.
+    #[error("{}", os_words(.0))]
+    Refused(std::io::Error),
 }
 
 /// How many descriptors noisetop may hold on this machine: 64 of its own
@@ -453,7 +464,7 @@ mod fd_table_tests {
         };
         let want = fd_table_size(64);
         assert_eq!(want, 2 * (64 + 256));
-        assert_eq!(size_fd_table(want), Ok(want.min(fd_limit().unwrap())));
+        assert_eq!(size_fd_table(want).unwrap(), want.min(fd_limit().unwrap()));
         let size = fd_size();
         assert!(size >= want.min(fd_limit().unwrap()), "FDSize {size}");
         // asking again for less changes nothing

@@ -40,20 +40,48 @@ pub(crate) fn open_error(e: &io::Error, what: &str, cpu: u32) -> String {
     }
 }
 
-pub(crate) fn read_id(tracefs: &Path, sys: &str, ev: &str) -> Result<u64, String> {
+/// Why a tracepoint's event id could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum IdError {
+    /// The id file cannot be read (no such event, or no permission).
+    #[error("cannot read {}: {source}{}", .path.display(), denied_hint(.source))]
+    Unreadable {
+        /// The id file.
+        path: PathBuf,
+        /// What reading it said.
+        source: io::Error,
+    },
+    /// The file holds no number.
+    #[error("{}: not an event id: {text:?}", .path.display())]
+    NotAnId {
+        /// The id file.
+        path: PathBuf,
+        /// What it holds, trimmed.
+        text: String,
+    },
+}
+
+/// The command that gives a user read access to tracefs, when that is
+/// what was refused.
+fn denied_hint(e: &io::Error) -> &'static str {
+    if e.kind() == io::ErrorKind::PermissionDenied {
+        ": run as root, or give this user read access to tracefs \
+         (`mount -o remount,gid=GROUP /sys/kernel/tracing`)"
+    } else {
+        ""
+    }
+}
+
+pub(crate) fn read_id(tracefs: &Path, sys: &str, ev: &str) -> Result<u64, IdError> {
     let path = tracefs.join("events").join(sys).join(ev).join("id");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        let hint = if e.kind() == io::ErrorKind::PermissionDenied {
-            ": run as root, or give this user read access to tracefs \
-             (`mount -o remount,gid=GROUP /sys/kernel/tracing`)"
-        } else {
-            ""
-        };
-        format!("cannot read {}: {e}{hint}", path.display())
-    })?;
-    text.trim()
-        .parse()
-        .map_err(|_| format!("{}: not an event id: {:?}", path.display(), text.trim()))
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(source) => return Err(IdError::Unreadable { path, source }),
+    };
+    text.trim().parse().map_err(|_| IdError::NotAnId {
+        text: text.trim().to_string(),
+        path,
+    })
 }
 
 /// The sample layout of a tracepoint ring, so that one parser reads its
@@ -108,17 +136,25 @@ mod tests {
     fn an_event_id_is_read_or_the_reason_given() {
         let tracefs =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tracefs/sys/kernel/tracing");
-        assert_eq!(read_id(&tracefs, "irq", "softirq_entry"), Ok(223));
+        assert_eq!(read_id(&tracefs, "irq", "softirq_entry").unwrap(), 223);
         let dir = tempfile::tempdir().unwrap();
         let ev = dir.path().join("events/irq/softirq_entry");
         std::fs::create_dir_all(&ev).unwrap();
         std::fs::write(ev.join("id"), "x\n").unwrap();
-        let e = read_id(dir.path(), "irq", "softirq_entry").unwrap_err();
+        let e = read_id(dir.path(), "irq", "softirq_entry")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.ends_with("softirq_entry/id: not an event id: \"x\""),
             "{e}"
         );
         let e = read_id(dir.path(), "irq", "softirq_exit").unwrap_err();
-        assert!(e.starts_with("cannot read "), "{e}");
+        assert!(matches!(e, IdError::Unreadable { .. }), "{e}");
+        assert!(e.to_string().starts_with("cannot read "), "{e}");
+        assert!(
+            e.to_string()
+                .ends_with("softirq_exit/id: No such file or directory (os error 2)"),
+            "{e}"
+        );
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod control;
 pub mod in_kernel;
 pub mod kept_trace;
 pub(crate) mod live;
+mod note;
 mod owner;
 pub mod replay;
 pub(crate) mod sampled;
@@ -18,9 +19,11 @@ pub(crate) mod trace;
 pub(crate) mod wrapped;
 
 use control::Control;
+pub use note::Note;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+use crate::base::{Cause, Unavailable};
 use crate::model::interval::Interval;
 use crate::model::machine::Machine;
 use crate::noise::config::NoiseConfig;
@@ -67,16 +70,16 @@ pub struct Sample {
     pub took: Duration,
     /// Replay: this interval's number and how many the capture holds.
     pub position: Option<(usize, usize)>,
-    /// What the other sinks said (a recorder's file and size, a write
-    /// error), for the screen to show.
-    pub notes: Vec<String>,
+    /// What the driver and the other sinks said (who ran, a recorder's
+    /// file and size, a write error), for the screen to show.
+    pub notes: Vec<Note>,
     /// The IPIs noisetop itself sent to the watched CPUs, counted by the
     /// kernel's ipi tracepoints, or why they are not counted; `None` where
     /// there is no live kernel to count them (a replay).
     pub own_ipis: Option<Result<OwnIpis, String>>,
     /// Why who ran is not counted in the kernel, where it is not (sampled
     /// from /proc instead, or not known): BPF refused, `--no-trace`.
-    pub trace_missing: Option<String>,
+    pub trace_missing: Option<Unavailable>,
     /// How who ran is attributed (the traced CPUs, or why none is), when
     /// it changed since the last sample: the screen keeps the last word.
     pub who_ran: Option<String>,
@@ -155,9 +158,9 @@ pub enum Flow {
 pub trait Sink: Send {
     /// Takes one sample. An error is shown to the user and sampling goes
     /// on (a full disk must not blind the live view).
-    fn accept(&mut self, s: &Sample) -> Result<(), String>;
+    fn accept(&mut self, s: &Sample) -> Result<(), Note>;
     /// One line for the screen's footer (`rec run.csv 120 rows 48 kB`).
-    fn status(&self) -> Option<String> {
+    fn status(&self) -> Option<Note> {
         None
     }
 }
@@ -217,7 +220,7 @@ pub struct Driver<H: Hardware> {
     config: NoiseConfig,
     tracer: Option<Box<dyn TraceSource>>,
     /// Why there is no tracer, for the statuses.
-    trace_missing: Option<String>,
+    trace_missing: Option<Unavailable>,
     /// What the last sample said of tracing, to say it again only when it changes.
     trace_said: Option<String>,
     online: Vec<u32>,
@@ -229,12 +232,12 @@ pub struct Driver<H: Hardware> {
     /// Counting rings of the watched CPUs' switches and migrations.
     switches: Option<Box<dyn SwitchSource>>,
     /// Why the watched CPUs' switches are not counted, when they are not.
-    switches_missing: Option<String>,
+    switches_missing: Option<Unavailable>,
     /// Bumped each time the rings are reopened.
     ring_epoch: u64,
     filled: switches::Filled,
     /// The kernel's count of IPIs noisetop sends to the watched CPUs.
-    own_ipis: Option<Result<crate::os::ipi_count::SelfIpis, String>>,
+    own_ipis: Option<Result<crate::os::ipi_count::SelfIpis, Unavailable>>,
     /// Their count at the first snapshot: setup.
     ipis_at_first: Option<crate::os::ipi_count::IpiCount>,
     /// What the last sample said of them, to say it again only on a change.
@@ -305,7 +308,7 @@ impl<H: Hardware> Driver<H> {
         if let Some(Ok(c)) = &mut self.own_ipis
             && let Err(why) = c.retarget(&w)
         {
-            self.own_ipis = Some(Err(why));
+            self.own_ipis = Some(Err(Unavailable::new(why.cause(), why.to_string())));
         }
         if changed {
             self.ipis_at_first = None;
@@ -319,12 +322,12 @@ impl<H: Hardware> Driver<H> {
             // who ran is still told, sampled from each task's run time
             let sampled = sampled::SampledTrace::new(std::path::Path::new("/proc"), &w, t.owners());
             self.tracer = Some(Box::new(sampled));
-            self.trace_missing = Some(why);
+            self.trace_missing = Some(Unavailable::new(Cause::Failed, why));
         }
         if let Some(s) = &mut self.switches
             && let Err(why) = s.retarget(&w)
         {
-            self.switches_missing = Some(why);
+            self.switches_missing = Some(Unavailable::new(Cause::Failed, why));
         }
         self.watched = w;
     }
@@ -332,20 +335,20 @@ impl<H: Hardware> Driver<H> {
     /// Counts the IPIs noisetop sends to the watched CPUs with these
     /// counters (open them before any other perf event, so that setup
     /// counts too), or says why not.
-    pub fn set_own_ipis(&mut self, c: Result<crate::os::ipi_count::SelfIpis, String>) {
+    pub fn set_own_ipis(&mut self, c: Result<crate::os::ipi_count::SelfIpis, Unavailable>) {
         self.own_ipis = Some(c);
         let w = self.watched.clone();
         if let Some(Ok(c)) = &mut self.own_ipis
             && let Err(why) = c.retarget(&w)
         {
-            self.own_ipis = Some(Err(why));
+            self.own_ipis = Some(Err(Unavailable::new(why.cause(), why.to_string())));
         }
     }
 
     fn read_own_ipis(&mut self) -> Option<Result<OwnIpis, String>> {
         let c = match self.own_ipis.as_mut()? {
             Ok(c) => c,
-            Err(e) => return Some(Err(e.clone())),
+            Err(e) => return Some(Err(e.to_string())),
         };
         Some(Self::count_ipis(c, &mut self.ipis_at_first))
     }
@@ -368,14 +371,14 @@ impl<H: Hardware> Driver<H> {
 
     /// Counts the watched CPUs' switches and migrations with these rings,
     /// traced or not; `missing`: why there are none.
-    pub fn set_switches(&mut self, s: Option<Box<dyn SwitchSource>>, missing: Option<String>) {
+    pub fn set_switches(&mut self, s: Option<Box<dyn SwitchSource>>, missing: Option<Unavailable>) {
         self.switches = s;
         self.switches_missing = missing;
         self.ring_epoch += 1;
         if let Some(s) = &mut self.switches
             && let Err(why) = s.retarget(&self.watched)
         {
-            self.switches_missing = Some(why);
+            self.switches_missing = Some(Unavailable::new(Cause::Failed, why));
         }
     }
 
@@ -390,9 +393,9 @@ impl<H: Hardware> Driver<H> {
         }
         Err(self
             .switches_missing
-            .clone()
-            .or_else(|| self.trace_missing.clone())
-            .unwrap_or_else(|| "no switch rings".into()))
+            .as_ref()
+            .or(self.trace_missing.as_ref())
+            .map_or_else(|| "no switch rings".into(), ToString::to_string))
     }
 
     /// Returns the watched CPUs, sorted.
@@ -401,7 +404,11 @@ impl<H: Hardware> Driver<H> {
     }
 
     /// Attributes time on the watched CPUs with this tracer.
-    pub fn set_tracer(&mut self, tracer: Option<Box<dyn TraceSource>>, missing: Option<String>) {
+    pub fn set_tracer(
+        &mut self,
+        tracer: Option<Box<dyn TraceSource>>,
+        missing: Option<Unavailable>,
+    ) {
         self.tracer = tracer;
         self.trace_missing = missing;
     }
@@ -428,8 +435,8 @@ impl<H: Hardware> Driver<H> {
     }
 
     /// Why tracing is off, when it is.
-    pub fn trace_missing(&self) -> Option<&str> {
-        self.trace_missing.as_deref()
+    pub fn trace_missing(&self) -> Option<&Unavailable> {
+        self.trace_missing.as_ref()
     }
 
     /// One line on who-ran attribution, as the sinks note it.
@@ -545,7 +552,7 @@ impl<H: Hardware> Driver<H> {
         let mut who_ran = None;
         let said = self.who_ran();
         if self.trace_said.as_ref() != Some(&said) {
-            notes.push(format!("who ran: {said}"));
+            notes.push(Note::WhoRan(said.clone()));
             who_ran = Some(said.clone());
             self.trace_said = Some(said);
         }
@@ -553,7 +560,7 @@ impl<H: Hardware> Driver<H> {
         if let Some(ipis) = own_ipis.as_ref().filter(|_| !self.watched.is_empty()) {
             let said = OwnIpis::text(ipis);
             if self.ipis_said.as_ref() != Some(&said) {
-                notes.push(said.clone());
+                notes.push(Note::OwnIpis(ipis.clone()));
                 self.ipis_said = Some(said);
             }
         }

@@ -37,11 +37,11 @@ pub fn open(dir: &Path) -> Result<Replay> {
     } else if !always.is_empty() {
         driver.set_tracer(
             None,
-            Some(
+            Some(crate::base::Unavailable::new(
+                crate::base::Cause::NotLive,
                 "a replay of a capture that kept no traced window \
-                 (tracing was not possible when it was made)"
-                    .into(),
-            ),
+                 (tracing was not possible when it was made)",
+            )),
         );
     }
     driver.set_watched(&always);

@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::base::{Cause, Unavailable};
 use crate::model::machine::Machine;
 use crate::noise::config::NoiseConfig;
-use crate::os::capture::{CaptureRecorder, Captured};
+use crate::os::capture::{CaptureRecorder, Captured, LoadError};
 use crate::os::fs::{Fs, Roots};
 use crate::os::hw::Hardware;
 use crate::os::ipi_count::SelfIpis;
@@ -81,7 +82,12 @@ pub type AnyHw = Box<dyn Hardware + Send>;
 /// Opens the hardware that belongs with a tree: the live machine's perf
 /// groups and MSRs, a capture instant's tables, or nothing (a frozen clock)
 /// for a foreign tree.
-pub fn open_hw(tree: &Tree, roots: &Roots, m: &Machine, o: LiveOptions) -> Result<AnyHw, String> {
+pub fn open_hw(
+    tree: &Tree,
+    roots: &Roots,
+    m: &Machine,
+    o: LiveOptions,
+) -> Result<AnyHw, LoadError> {
     Ok(match tree {
         Tree::Live => Box::new(LiveHw::open(&m.hw_targets(), roots, o)),
         Tree::Instant(dir) => Box::new(Captured::load(dir)?),
@@ -117,7 +123,7 @@ struct TraceChoice {
     /// The source.
     source: Option<Box<dyn TraceSource>>,
     /// Why it is not exact tracing (or there is none).
-    missing: Option<String>,
+    missing: Option<Unavailable>,
     /// Switch and migration counts from the same programs.
     switches: Option<Box<dyn SwitchSource>>,
 }
@@ -132,13 +138,15 @@ fn tracer_for(
     how: TraceHow,
     owners: Vec<u32>,
 ) -> TraceChoice {
-    let none = |why: String| TraceChoice {
-        source: None,
-        missing: Some(why),
-        switches: None,
-    };
     if *tree != Tree::Live {
-        return none("the tree is not this machine's live kernel".into());
+        return TraceChoice {
+            source: None,
+            missing: Some(Unavailable::new(
+                Cause::NotLive,
+                "the tree is not this machine's live kernel",
+            )),
+            switches: None,
+        };
     }
     let sampled = |owners: Vec<u32>| -> Box<dyn TraceSource> {
         Box::new(crate::pipeline::sampled::SampledTrace::new(
@@ -158,7 +166,7 @@ fn tracer_for(
     if how == TraceHow::Sampled {
         return TraceChoice {
             source: Some(noted(sampled(owners))),
-            missing: Some("--no-trace".into()),
+            missing: Some(Unavailable::new(Cause::RefusedByUser, "--no-trace")),
             switches: None,
         };
     }
@@ -171,7 +179,7 @@ fn tracer_for(
         // who ran is still told, sampled from each task's run time
         Err(why) => TraceChoice {
             source: Some(noted(sampled(owners))),
-            missing: Some(format!("BPF: {why}")),
+            missing: Some(why.unavailable()),
             switches: None,
         },
     }
@@ -182,23 +190,24 @@ fn tracer_for(
 /// was nothing to do, else what was done or why it could not be. Tried
 /// once: the counters of noisetop's own IPIs, opened first, need it as the
 /// tracer does, and the tracer still says what was done.
-fn mount_tracefs(sysfs: &Path) -> Option<Result<String, String>> {
-    static ONCE: std::sync::OnceLock<Option<Result<String, String>>> = std::sync::OnceLock::new();
+fn mount_tracefs(sysfs: &Path) -> Option<Result<String, Unavailable>> {
+    static ONCE: std::sync::OnceLock<Option<Result<String, Unavailable>>> =
+        std::sync::OnceLock::new();
     if sysfs != Path::new("/sys") {
         return None;
     }
     ONCE.get_or_init(|| mount_tracefs_now(sysfs)).clone()
 }
 
-fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, String>> {
+fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, Unavailable>> {
     if crate::os::tracepoint::find_tracefs(sysfs).is_some() {
         return None;
     }
     let at = sysfs.join("kernel/tracing");
     if !crate::os::sys::is_root() {
-        return Some(Err(format!(
-            "noisetop mounts tracefs at {} only as root",
-            at.display()
+        return Some(Err(Unavailable::new(
+            Cause::Permission,
+            format!("noisetop mounts tracefs at {} only as root", at.display()),
         )));
     }
     Some(match crate::os::sys::mount_tracefs(&at) {
@@ -206,19 +215,30 @@ fn mount_tracefs_now(sysfs: &Path) -> Option<Result<String, String>> {
             "tracefs was not mounted: noisetop mounted it at {} (as perf does)",
             at.display()
         )),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => Err(format!(
-            "mounting tracefs at {} was refused: {e} (mounting needs CAP_SYS_ADMIN)",
-            at.display()
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
+            Err(Unavailable::new(
+                Cause::Permission,
+                format!(
+                    "mounting tracefs at {} was refused: {e} (mounting needs CAP_SYS_ADMIN)",
+                    at.display()
+                ),
+            ))
+        }
+        Err(e) => Err(Unavailable::new(
+            Cause::Failed,
+            format!("mounting tracefs at {} failed: {e}", at.display()),
         )),
-        Err(e) => Err(format!("mounting tracefs at {} failed: {e}", at.display())),
     })
 }
 
 /// The kernel's counters of the IPIs noisetop sends to watched CPUs, on a
 /// live tree with tracefs; opened first, so that setup counts too.
-fn own_ipis(tree: &Tree, roots: &Roots, watched: &[u32]) -> Result<SelfIpis, String> {
+fn own_ipis(tree: &Tree, roots: &Roots, watched: &[u32]) -> Result<SelfIpis, Unavailable> {
     if *tree != Tree::Live {
-        return Err("the tree is not this machine's live kernel".into());
+        return Err(Unavailable::new(
+            Cause::NotLive,
+            "the tree is not this machine's live kernel",
+        ));
     }
     let mounted = mount_tracefs(&roots.sysfs);
     let tracefs = crate::os::tracepoint::find_tracefs(&roots.sysfs).ok_or_else(|| {
@@ -227,11 +247,11 @@ fn own_ipis(tree: &Tree, roots: &Roots, watched: &[u32]) -> Result<SelfIpis, Str
             roots.sysfs.display()
         );
         match mounted {
-            Some(Err(e)) => format!("{why} ({e})"),
-            _ => why,
+            Some(Err(e)) => Unavailable::new(e.cause, format!("{why} ({e})")),
+            _ => Unavailable::new(Cause::Failed, why),
         }
     })?;
-    SelfIpis::open(&tracefs, watched)
+    SelfIpis::open(&tracefs, watched).map_err(|e| Unavailable::new(e.cause(), e.to_string()))
 }
 
 /// What a live command's driver is made of; [`DriverBuilder::build`]
@@ -314,7 +334,7 @@ impl DriverBuilder {
 
     /// The driver of a live command: who ran and the watched CPUs' switch
     /// counts attached, and the kernel's count of noisetop's own IPIs.
-    pub fn build(self, fs: Fs, machine: Machine) -> Result<Driver<AnyHw>, String> {
+    pub fn build(self, fs: Fs, machine: Machine) -> Result<Driver<AnyHw>, LoadError> {
         let mut driver = self.open(fs, machine, |hw| hw)?;
         let choice = tracer_for(
             &self.tree,
@@ -342,7 +362,7 @@ impl DriverBuilder {
         self,
         fs: Fs,
         machine: Machine,
-    ) -> Result<(Driver<CaptureRecorder<AnyHw>>, Option<Kept>), String> {
+    ) -> Result<(Driver<CaptureRecorder<AnyHw>>, Option<Kept>), LoadError> {
         let mut driver = self.open(fs, machine, CaptureRecorder::new)?;
         if self.watched.is_empty() {
             return Ok((driver, None));
@@ -370,7 +390,7 @@ impl DriverBuilder {
         fs: Fs,
         machine: Machine,
         wrap: impl FnOnce(AnyHw) -> H,
-    ) -> Result<Driver<H>, String> {
+    ) -> Result<Driver<H>, LoadError> {
         let own_ipis = own_ipis(&self.tree, &self.roots, &self.watched);
         let hw = wrap(open_hw(&self.tree, &self.roots, &machine, self.live)?);
         let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));

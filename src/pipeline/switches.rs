@@ -5,7 +5,7 @@
 
 use super::SwitchSource;
 use crate::model::snapshot::Snapshot;
-use crate::os::switch_ring::{SwitchCount, SwitchRings};
+use crate::os::switch_ring::{RingError, SwitchCount, SwitchRings};
 
 /// Counting rings of the watched CPUs.
 #[derive(Debug, Default)]
@@ -15,10 +15,12 @@ pub struct CountingRings {
 
 impl CountingRings {
     /// Opens rings on `cpus` (none when empty); the reason on failure.
-    pub fn open(cpus: &[u32]) -> Result<Self, String> {
-        let mut s = CountingRings::default();
-        s.retarget(cpus)?;
-        Ok(s)
+    pub fn open(cpus: &[u32]) -> Result<Self, RingError> {
+        Ok(CountingRings {
+            rings: (!cpus.is_empty())
+                .then(|| SwitchRings::open(cpus))
+                .transpose()?,
+        })
     }
 }
 
@@ -41,7 +43,7 @@ impl SwitchSource for CountingRings {
         }
         self.rings = None;
         if !cpus.is_empty() {
-            self.rings = Some(SwitchRings::open(cpus)?);
+            self.rings = Some(SwitchRings::open(cpus).map_err(|e| e.to_string())?);
         }
         Ok(())
     }

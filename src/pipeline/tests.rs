@@ -45,7 +45,7 @@ fn sample(d: &mut Driver<Captured>) -> super::Sample {
 }
 
 fn notes(d: &mut Driver<Captured>) -> Vec<String> {
-    sample(d).notes
+    sample(d).notes.iter().map(ToString::to_string).collect()
 }
 
 const KEPT: &str = "who ran: kept windows on CPU 1";
@@ -68,7 +68,11 @@ fn the_status_comes_in_its_own_field_beside_the_note() {
     assert!(matches!(d.step(), Step::Ready(_)));
     let first = sample(&mut d);
     assert_eq!(first.who_ran.as_deref(), Some("kept windows on CPU 1"));
-    assert_eq!(first.notes, [KEPT]);
+    assert_eq!(
+        first.notes,
+        [super::Note::WhoRan("kept windows on CPU 1".into())]
+    );
+    assert_eq!(first.notes[0].to_string(), KEPT);
     assert_eq!(sample(&mut d).who_ran, None, "said once");
 }
 

@@ -533,7 +533,10 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
     // who ran is counted in the kernel, or this says why not (sampled
     // from /proc instead, where it is said at all)
     if let Some(why) = &s.trace_missing {
-        w.sample(&[("metric", "who_ran_in_kernel"), ("reason", why)], 1.0);
+        w.sample(
+            &[("metric", "who_ran_in_kernel"), ("reason", why.detail())],
+            1.0,
+        );
     }
     if inp.probe.is_none_or(|p| p.report.is_none()) {
         w.sample(

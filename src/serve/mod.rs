@@ -244,7 +244,7 @@ impl Exporter {
 pub struct ExportSink(pub Arc<Mutex<Exporter>>);
 
 impl Sink for ExportSink {
-    fn accept(&mut self, s: &Sample) -> Result<(), String> {
+    fn accept(&mut self, s: &Sample) -> Result<(), crate::pipeline::Note> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -24,6 +24,7 @@ use ratatui::layout::{Constraint, Layout, Rect, Size};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
+use crate::pipeline::Note;
 use crate::sample::ladder::Metric;
 use crate::tui::fit::{ALWAYS, Piece, fit};
 use crate::tui::fmt;
@@ -253,7 +254,11 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
         .and_then(|st| st.rung)
         .map_or(fmt::UNKNOWN, |r| r.label());
     // a recorder says its file, rows and size on every sample
-    let rec = s.judged().notes().iter().find(|n| n.starts_with("rec "));
+    let rec = s
+        .judged()
+        .notes()
+        .iter()
+        .find(|n| matches!(n, Note::Recording { .. }));
     // the IPIs it sent to watched CPUs, counted by the kernel (0 is the promise)
     let ipis = match (s.pacing().own_ipis(), s.judged().watched().is_empty()) {
         (SelfIpis::NotLive, _) | (_, true) => String::new(),
@@ -282,7 +287,7 @@ fn render_footer(s: &State, area: Rect, buf: &mut Buffer) {
         .judged()
         .notes()
         .iter()
-        .find(|n| n.starts_with("recording to "))
+        .find(|n| matches!(n, Note::RecordingFailed { .. }))
     {
         let text = format!(" {e} ");
         used += text.chars().count();

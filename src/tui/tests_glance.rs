@@ -639,11 +639,11 @@ fn the_header_says_who_ran_is_not_exact_where_bpf_was_refused() {
     let mut s = vm();
     s = s.with_view(View::Cores);
     assert!(!draw(&s, 160, 50).contains("exact who-ran"));
-    s.set_trace_missing(Some(
+    s.set_trace_missing(Some(crate::base::Unavailable::new(
+        crate::base::Cause::Permission,
         "BPF: loading BPF type data was refused (Operation not permitted): it needs root, or \
-         CAP_BPF with CAP_PERFMON"
-            .into(),
-    ));
+         CAP_BPF with CAP_PERFMON",
+    )));
     let screen = draw(&s, 160, 50);
     let line = screen
         .lines()

@@ -185,7 +185,7 @@ impl Session {
             signal: std::os::unix::process::ExitStatusExt::signal(&status),
             command_switches: switches,
             command_migrations: migrations,
-            trace_missing: self.driver.trace_missing().map(str::to_string),
+            trace_missing: self.driver.trace_missing().map(ToString::to_string),
             command_cpu_ns: cpu_ns,
             others_limit_pct: self.driver.config().watched.intruder_pct
                 + self.driver.config().watched.stolen_pct,

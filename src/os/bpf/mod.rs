@@ -28,6 +28,7 @@ use std::path::Path;
 use self::btf::kind;
 use self::layout::{CPU_AREA_SIZE, CTL_SIZE, REMOTE_SIZE};
 pub use self::sys::Mapping;
+use crate::base::{Cause, Unavailable};
 
 /// The compiled programs.
 pub const OBJECT: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/bpf/noise.bpf.o"));
@@ -58,15 +59,51 @@ pub enum Refused {
     /// The kernel publishes no BTF.
     #[error("the kernel has no BTF ({0} is missing: it needs CONFIG_DEBUG_INFO_BTF)")]
     NoBtf(String),
-    /// Not allowed: privileges or lockdown.
+    /// Not allowed: privileges.
     #[error("{0}")]
     Permission(String),
+    /// Not allowed even to root: the kernel is locked down.
+    #[error("{0}")]
+    Lockdown(String),
     /// The kernel lacks something the programs use.
     #[error("{0}")]
     KernelLacks(String),
     /// The object itself is wrong (a build defect).
     #[error("{0}")]
     Object(String),
+}
+
+impl Refused {
+    /// The kind of reason, for callers that act on it rather than say it.
+    pub fn cause(&self) -> Cause {
+        match self {
+            Refused::NoBtf(_) | Refused::KernelLacks(_) => Cause::KernelLacks,
+            Refused::Permission(_) => Cause::Permission,
+            Refused::Lockdown(_) => Cause::Lockdown,
+            Refused::Object(_) => Cause::Failed,
+        }
+    }
+
+    /// The refusal as the driver keeps it: its cause, and its words after
+    /// `BPF: `.
+    pub fn unavailable(&self) -> Unavailable {
+        Unavailable::new(self.cause(), format!("BPF: {self}"))
+    }
+}
+
+/// Classifies what the kernel answered `what` by its errno: EPERM and
+/// EACCES are a permission (a lockdown, where the kernel is locked down);
+/// anything else is `otherwise`.
+fn by_errno(
+    what: &str,
+    e: &std::io::Error,
+    sysfs: &Path,
+    otherwise: impl FnOnce() -> Refused,
+) -> Refused {
+    match e.raw_os_error() {
+        Some(libc::EPERM | libc::EACCES) => permission(what, e, sysfs),
+        _ => otherwise(),
+    }
 }
 
 fn permission(what: &str, e: &std::io::Error, sysfs: &Path) -> Refused {
@@ -76,17 +113,17 @@ fn permission(what: &str, e: &std::io::Error, sysfs: &Path) -> Refused {
             let on = t.split_whitespace().find(|w| w.starts_with('['))?;
             (on != "[none]").then(|| on.trim_matches(['[', ']']).to_string())
         });
-    Refused::Permission(match lockdown {
-        Some(mode) => format!(
+    match lockdown {
+        Some(mode) => Refused::Lockdown(format!(
             "{what} was refused ({ew}): the kernel is locked down ({mode}), which forbids \
              BPF programs that read kernel memory",
             ew = crate::os::sys::os_words(e)
-        ),
-        None => format!(
+        )),
+        None => Refused::Permission(format!(
             "{what} was refused ({ew}): it needs root, or CAP_BPF with CAP_PERFMON",
             ew = crate::os::sys::os_words(e)
-        ),
-    })
+        )),
+    }
 }
 
 /// The programs, loaded and attached, and the maps they fill.
@@ -187,12 +224,13 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
         btf::scan(kernel_btf.bytes(), &wanted).map_err(|e| Refused::KernelLacks(e.to_string()))?;
     drop(kernel_btf);
 
-    let btf_fd = sys::btf_load(&obj.btf).map_err(|(e, log)| match e.raw_os_error() {
-        Some(libc::EPERM | libc::EACCES) => permission("loading BPF type data", &e, sysfs),
-        _ => Refused::Object(format!(
-            "the kernel refused the programs' type data: {ew}: {log}",
-            ew = crate::os::sys::os_words(&e)
-        )),
+    let btf_fd = sys::btf_load(&obj.btf).map_err(|(e, log)| {
+        by_errno("loading BPF type data", &e, sysfs, || {
+            Refused::Object(format!(
+                "the kernel refused the programs' type data: {ew}: {log}",
+                ew = crate::os::sys::os_words(&e)
+            ))
+        })
     })?;
     // the maps, sized for every possible CPU
     let mut maps: Vec<(String, OwnedFd)> = Vec::new();
@@ -210,17 +248,21 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             flags: m.flags,
             btf: (m.map_type == 29).then_some((&btf_fd, m.key_type, m.value_type)),
         })
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM | libc::EACCES) => permission("creating a BPF map", &e, sysfs),
-            _ if m.map_type == 29 => Refused::KernelLacks(format!(
-                "the kernel cannot keep task storage for BPF ({ew}): Linux 5.11 or newer",
-                ew = crate::os::sys::os_words(&e)
-            )),
-            _ => Refused::KernelLacks(format!(
-                "creating BPF map {}: {ew}",
-                m.name,
-                ew = crate::os::sys::os_words(&e)
-            )),
+        .map_err(|e| {
+            by_errno("creating a BPF map", &e, sysfs, || {
+                Refused::KernelLacks(if m.map_type == 29 {
+                    format!(
+                        "the kernel cannot keep task storage for BPF ({ew}): Linux 5.11 or newer",
+                        ew = crate::os::sys::os_words(&e)
+                    )
+                } else {
+                    format!(
+                        "creating BPF map {}: {ew}",
+                        m.name,
+                        ew = crate::os::sys::os_words(&e)
+                    )
+                })
+            })
         })?;
         maps.push((m.name.clone(), fd));
     }
@@ -288,15 +330,20 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             core_relos: &relos,
             func_type: p.func_type,
         })
-        .map_err(|(e, log)| match e.raw_os_error() {
-            Some(libc::EPERM | libc::EACCES) if log.is_empty() => {
-                permission("loading a BPF program", &e, sysfs)
+        .map_err(|(e, log)| {
+            let lacks = || {
+                Refused::KernelLacks(format!(
+                    "the kernel refused program {}: {ew}: {log}",
+                    p.name,
+                    ew = crate::os::sys::os_words(&e)
+                ))
+            };
+            // the verifier's log says what it rejected: the kernel lacks it
+            if log.is_empty() {
+                by_errno("loading a BPF program", &e, sysfs, lacks)
+            } else {
+                lacks()
             }
-            _ => Refused::KernelLacks(format!(
-                "the kernel refused program {}: {ew}: {log}",
-                p.name,
-                ew = crate::os::sys::os_words(&e)
-            )),
         })?;
         let targets: Vec<String> = match p.name.as_str() {
             "on_irq_entry" => vec!["irq_handler_entry".into()],
@@ -362,6 +409,86 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sysfs_locked(mode: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(line) = mode {
+            std::fs::create_dir_all(dir.path().join("kernel/security")).unwrap();
+            std::fs::write(dir.path().join("kernel/security/lockdown"), line).unwrap();
+        }
+        dir
+    }
+
+    fn lacks() -> Refused {
+        Refused::KernelLacks("creating BPF map areas: Invalid argument".into())
+    }
+
+    #[test]
+    fn eperm_and_eacces_are_a_permission_without_lockdown() {
+        for (errno, words) in [
+            (libc::EPERM, "Operation not permitted"),
+            (libc::EACCES, "Permission denied"),
+        ] {
+            // no lockdown file, or one that says none
+            for dir in [
+                sysfs_locked(None),
+                sysfs_locked(Some("[none] integrity confidentiality\n")),
+            ] {
+                let e = std::io::Error::from_raw_os_error(errno);
+                let r = by_errno("loading a BPF program", &e, dir.path(), lacks);
+                assert_eq!(r.cause(), Cause::Permission, "{r}");
+                assert!(
+                    r.to_string()
+                        .starts_with("loading a BPF program was refused (")
+                        && r.to_string().contains(words)
+                        && r.to_string()
+                            .ends_with("it needs root, or CAP_BPF with CAP_PERFMON"),
+                    "{r}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn eperm_under_lockdown_is_a_lockdown_that_names_its_mode() {
+        let dir = sysfs_locked(Some("none [integrity] confidentiality\n"));
+        let e = std::io::Error::from_raw_os_error(libc::EPERM);
+        let r = by_errno("creating a BPF map", &e, dir.path(), lacks);
+        assert_eq!(r.cause(), Cause::Lockdown);
+        assert!(
+            r.to_string()
+                .contains("the kernel is locked down (integrity), which forbids BPF programs"),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn other_errnos_are_what_the_caller_says_the_kernel_lacks() {
+        let dir = sysfs_locked(None);
+        for errno in [libc::ENOENT, libc::EINVAL, libc::EOPNOTSUPP, libc::E2BIG] {
+            let e = std::io::Error::from_raw_os_error(errno);
+            let r = by_errno("creating a BPF map", &e, dir.path(), lacks);
+            assert_eq!(r, lacks(), "errno {errno}");
+            assert_eq!(r.cause(), Cause::KernelLacks);
+        }
+    }
+
+    #[test]
+    fn each_refusal_has_its_cause_and_keeps_its_words_after_bpf() {
+        let no_btf = Refused::NoBtf("/sys/kernel/btf/vmlinux".into());
+        assert_eq!(no_btf.cause(), Cause::KernelLacks);
+        assert_eq!(
+            no_btf.unavailable().detail,
+            "BPF: the kernel has no BTF (/sys/kernel/btf/vmlinux is missing: it needs \
+             CONFIG_DEBUG_INFO_BTF)"
+        );
+        assert_eq!(Refused::Object("x".into()).cause(), Cause::Failed);
+        let perm = Refused::Permission("p".into()).unavailable();
+        assert_eq!(
+            (perm.cause, perm.to_string().as_str()),
+            (Cause::Permission, "BPF: p")
+        );
+    }
 
     #[test]
     fn the_object_holds_the_programs_and_maps_the_loader_expects() {

@@ -34,14 +34,14 @@ pub struct Judged {
     /// Benchmark CPUs, sorted: the judgement depends on them.
     pub(super) watched: Vec<u32>,
     /// What the other sinks said with the last sample (a recorder's file).
-    pub(super) notes: Vec<String>,
+    pub(super) notes: Vec<crate::pipeline::Note>,
     /// Why the tree under `--root` is not this machine's live kernel (no
     /// live counter is read for it and one instant has no rates).
     pub(super) foreign: Option<String>,
     /// The last word on who-ran attribution: the traced CPUs, or why none.
     pub(super) trace_status: Option<String>,
     /// Why who ran is not counted in the kernel, where it is not.
-    pub(super) trace_missing: Option<String>,
+    pub(super) trace_missing: Option<crate::base::Unavailable>,
     /// The last `noisetop probe` of this machine, shown in a CPU's detail.
     pub(super) probe: Option<ProbeReport>,
     /// Every finding of the session.
@@ -113,7 +113,7 @@ impl Judged {
     }
 
     /// Returns what the other sinks said with the last sample.
-    pub fn notes(&self) -> &[String] {
+    pub fn notes(&self) -> &[crate::pipeline::Note] {
         &self.notes
     }
 
@@ -128,8 +128,8 @@ impl Judged {
     }
 
     /// Returns why who ran is not counted in the kernel, where it is not.
-    pub fn trace_missing(&self) -> Option<&str> {
-        self.trace_missing.as_deref()
+    pub fn trace_missing(&self) -> Option<&crate::base::Unavailable> {
+        self.trace_missing.as_ref()
     }
 
     /// Returns the last `noisetop probe` of this machine.

@@ -51,7 +51,7 @@ impl State {
         self.judged.trace = trace;
     }
 
-    pub(crate) fn set_trace_missing(&mut self, why: Option<String>) {
+    pub(crate) fn set_trace_missing(&mut self, why: Option<crate::base::Unavailable>) {
         self.judged.trace_missing = why;
     }
 
