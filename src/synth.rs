@@ -1515,7 +1515,7 @@ fn csw_rate(cpu: u32) -> u64 {
 }
 
 /// Run-queue wait per second on a CPU, ns: tasks queue behind the busy
-/// CPU3 (50 ms/s, RQwait 5 %); elsewhere `c % 4` ms/s.
+/// CPU3 (50 ms/s, `RQwait%` 5); elsewhere `c % 4` ms/s.
 fn rq_wait_rate(cpu: u32) -> u64 {
     if cpu == 3 {
         50_000_000

@@ -3,9 +3,10 @@
 //! `report`, the exporter's families and docs/columns.md, by the name the
 //! entry gives; and a synthetic laptop replayed through the pipeline shows
 //! the run-queue wait its /proc/schedstat was written with (CPU3 50 ms/s,
-//! CPU2 2 ms/s: RQwait% 5.0 and 0.2) in each of them.
+//! CPU2 2 ms/s: `RQwait%` 5.0 and 0.2) in each of them.
 
-mod common;
+#[path = "common/docs.rs"]
+mod docs;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use noisetop::synth::{self, Flavor, Spec};
 
 /// Replays three instants of a synthetic 8-CPU laptop, recording them to
 /// `csv`: the samples, and the snapshot of the last.
-fn laptop(csv: &Path) -> (Vec<Arc<Sample>>, Snapshot, noisetop::machine::Machine) {
+fn laptop(csv: &Path) -> (Vec<Sample>, Snapshot, noisetop::machine::Machine) {
     let cap = tempfile::tempdir().unwrap();
     let spec = Spec {
         instants: 3,
@@ -47,7 +48,7 @@ fn laptop(csv: &Path) -> (Vec<Arc<Sample>>, Snapshot, noisetop::machine::Machine
         }
         if let Step::Sample(s) = driver.step() {
             rec.write(&s.interval, &sink::tags(&s)).unwrap();
-            samples.push(s);
+            samples.push(*s);
         }
     }
     let last = driver.engine.last().unwrap().clone();
@@ -155,9 +156,9 @@ fn every_sink_carries_every_figure_of_the_catalogue() {
     }
 
     // docs/columns.md: a row per entry in each table
-    let page = common::docs::read("docs/columns.md");
+    let page = docs::read("docs/columns.md");
     for f in metric::ALL {
-        let row = format!("| `{}` |", f.name);
+        let row = format!("\n| `{}` |", f.name);
         assert_eq!(page.matches(&row).count(), 2, "docs/columns.md: {row}");
     }
 
@@ -200,7 +201,7 @@ fn every_sink_carries_every_figure_of_the_catalogue() {
         "{text}"
     );
     assert!(text.contains("\nnoisetop_cpu_rqwait_seconds_total{cpu=\"2\"} 2.004\n"));
-    assert!(text.contains("# TYPE noisetop_cpu_rqwait_seconds counter\n"));
+    assert!(text.contains("# TYPE noisetop_cpu_rqwait_seconds_total counter\n"));
 }
 
 #[test]
@@ -240,7 +241,7 @@ fn where_the_kernel_has_no_schedstat_the_figure_is_unknown_and_says_why() {
 /// `UPDATE_DOCS=1 cargo test --test metric_catalogue` writes the tables anew.
 #[test]
 fn the_columns_page_is_the_catalogue() {
-    let path = common::docs::root().join("docs/columns.md");
+    let path = docs::root().join("docs/columns.md");
     let page = std::fs::read_to_string(&path).unwrap();
     let (open, close) = ("<!-- columns -->\n", "<!-- /columns -->");
     let a = page

@@ -101,6 +101,9 @@ pub struct State {
     pub turbostat: &'static str,
 }
 
+/// The machine's value of a figure, from its packages.
+pub type PackagesRead = fn(&[PkgRates]) -> Option<f64>;
+
 /// How a value is read from an interval.
 #[derive(Debug, Clone, Copy)]
 pub enum Read {
@@ -310,7 +313,7 @@ pub struct Figure {
     pub over_cpus: Combine,
     /// Where no CPU has it, the machine's value from the packages (the
     /// cores' power from the package counters).
-    pub fallback: Option<fn(&[PkgRates]) -> Option<f64>>,
+    pub fallback: Option<PackagesRead>,
     /// How `report` sums it up over a recording.
     pub over_time: OverTime,
     /// Whether `compare` sets two recordings' values side by side

@@ -106,7 +106,7 @@ pub fn table(iv: &Interval, cpus: Option<&[u32]>) -> String {
                 cols.push(package_col(f, b, &rows, iv, each));
             }
             (Each::One, _) => {
-                cols.push(figure_col(template.to_string(), f, b, &rows, iv, Inst::One))
+                cols.push(figure_col(template.to_string(), f, b, &rows, iv, Inst::One));
             }
             (Each::IdleState, _) => {
                 for name in state_names(&rows, |r| {
