@@ -158,9 +158,14 @@ pub struct LiveArgs {
     /// With --batch: also write every raw input to DIR as a capture.
     #[arg(long, value_name = "DIR", requires = "batch")]
     pub capture: Option<PathBuf>,
-    /// Show only these of the dashboard's wide rows' optional columns
-    /// (`IRQ,LOC,CSW`): IRQ/s, LOC/s, CSW/s, MIG/s, SIRQ, stl%.
-    #[arg(long, value_parser = parse_columns, value_name = "LIST", conflicts_with = "batch")]
+    // its help lists the columns from the metric catalogue
+    #[arg(
+        long,
+        value_parser = parse_columns,
+        value_name = "LIST",
+        conflicts_with = "batch",
+        help = show_help()
+    )]
     pub show: Option<Columns>,
     /// Hide these of the dashboard's wide rows' optional columns
     /// (`MIG,stl%`).
@@ -336,6 +341,19 @@ pub fn parse_budget(s: &str) -> Result<usize, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(format!("{s:?}: {e}")),
     }
+}
+
+/// The help of `--show`: the optional columns, as the metric catalogue
+/// names them.
+fn show_help() -> String {
+    let names: Vec<&str> = crate::metric::tui_columns()
+        .iter()
+        .filter_map(|f| f.tui_header())
+        .collect();
+    format!(
+        "Show only these of the dashboard's wide rows' optional columns (`IRQ,LOC,CSW`): {}",
+        names.join(", ")
+    )
 }
 
 /// Parses a `--show`/`--hide` column list.

@@ -5,7 +5,6 @@
 //! the run-queue wait its /proc/schedstat was written with (CPU3 50 ms/s,
 //! CPU2 2 ms/s: `RQwait%` 5.0 and 0.2) in each of them.
 
-mod common;
 #[path = "common/docs.rs"]
 mod docs;
 
@@ -162,7 +161,7 @@ fn every_sink_carries_every_figure_of_the_catalogue() {
     // docs/columns.md: a row per entry in each table
     let page = docs::read("docs/columns.md");
     for f in metric::ALL {
-        let row = format!("| `{}` |", f.name);
+        let row = format!("\n| `{}` |", f.name);
         assert_eq!(page.matches(&row).count(), 2, "docs/columns.md: {row}");
     }
 
@@ -205,7 +204,7 @@ fn every_sink_carries_every_figure_of_the_catalogue() {
         "{text}"
     );
     assert!(text.contains("\nnoisetop_cpu_rqwait_seconds_total{cpu=\"2\"} 2.004\n"));
-    assert!(text.contains("# TYPE noisetop_cpu_rqwait_seconds counter\n"));
+    assert!(text.contains("# TYPE noisetop_cpu_rqwait_seconds_total counter\n"));
 }
 
 #[test]

@@ -41,6 +41,21 @@ fn prometheus(f: &Figure) -> String {
     }
 }
 
+/// How the machine's value combines the CPUs', with where a sink does
+/// otherwise.
+fn machine(f: &Figure) -> String {
+    let mut s = f.over_cpus.text().to_string();
+    if let Some(b) = f.batch.and_then(|b| b.summary)
+        && b.text() != s
+    {
+        let _ = write!(s, " (`--batch`: {})", b.text());
+    }
+    if f.tui.is_some_and(|t| !t.summary) {
+        s.push_str(" (dashboard: unknown)");
+    }
+    s
+}
+
 /// Escapes the table's cell separator.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
@@ -78,7 +93,7 @@ pub fn markdown_table() -> String {
             f.name,
             cell(f.formula),
             cell(f.source),
-            cell(f.over_cpus.text()),
+            cell(&machine(f)),
             f.over_time.text(),
         );
     }
@@ -102,5 +117,8 @@ mod tests {
              `noisetop_cpu_softirqs` by `type` | — |"
         ));
         assert!(t.contains("| `IPC` | Δinstructions / Δcycles; unknown over no cycles |"));
+        // where a sink combines otherwise, the table says so
+        assert!(t.contains("| max (`--batch`: sum) | total |"));
+        assert!(t.contains("| /proc/stat | mean (dashboard: unknown) | mean |"));
     }
 }

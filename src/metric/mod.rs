@@ -22,9 +22,6 @@ pub use glossary::markdown_table;
 use crate::model::interval::{CpuRates, IdleRate, PkgRates};
 use crate::model::snapshot::Snapshot;
 
-/// A machine figure made from the packages' rates where no CPU has it.
-pub type PkgFallback = fn(&[PkgRates]) -> Option<f64>;
-
 /// The unit a figure is given in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -103,6 +100,9 @@ pub struct State {
     /// turbostat's column.
     pub turbostat: &'static str,
 }
+
+/// The machine's value of a figure, from its packages.
+pub type PackagesRead = fn(&[PkgRates]) -> Option<f64>;
 
 /// How a value is read from an interval.
 #[derive(Debug, Clone, Copy)]
@@ -313,7 +313,7 @@ pub struct Figure {
     pub over_cpus: Combine,
     /// Where no CPU has it, the machine's value from the packages (the
     /// cores' power from the package counters).
-    pub fallback: Option<PkgFallback>,
+    pub fallback: Option<PackagesRead>,
     /// How `report` sums it up over a recording.
     pub over_time: OverTime,
     /// Whether `compare` sets two recordings' values side by side
