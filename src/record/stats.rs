@@ -70,7 +70,8 @@ pub struct Quantiles {
     pub max: f64,
 }
 
-/// Columns whose quantiles the report shows.
+/// Columns whose quantiles the report shows (its first table's layout, in
+/// its order: the catalogue's figures summed up by their quantiles).
 pub const QUANTILE_COLUMNS: [&str; 3] = ["avg_mhz", "bzy_mhz", "busy_pct"];
 
 fn quantiles(v: &mut [f32]) -> Option<Quantiles> {
@@ -330,5 +331,23 @@ impl Stats {
     /// The CPUs seen, ascending.
     pub fn cpus(&self) -> Vec<u32> {
         self.entities.keys().filter_map(|k| *k).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quantile_columns_are_the_catalogues() {
+        let mut want: Vec<&str> = crate::metric::ALL
+            .iter()
+            .filter(|f| f.over_time == crate::metric::OverTime::Quantiles)
+            .map(|f| f.csv)
+            .collect();
+        let mut have = QUANTILE_COLUMNS.to_vec();
+        want.sort_unstable();
+        have.sort_unstable();
+        assert_eq!(have, want);
     }
 }
