@@ -10,7 +10,7 @@
 //! `docs/columns.md`. A figure a sink shows differently from the others
 //! (a shorter header, fewer decimals, another summary) says so in its
 //! entry, never in the sink. Adding a figure is one entry in
-//! [`figures`] plus its collection (the kernel file, the snapshot field
+//! `figures` plus its collection (the kernel file, the snapshot field
 //! and the interval's delta).
 
 mod figures;

@@ -3,7 +3,7 @@
 //! README's metric list is generated from here, so the two cannot differ.
 //! A figure of the metric catalogue with a family of its own
 //! ([`crate::metric::Prom::Counter`]) has its family made here from its
-//! entry, and written by [`super::expose`] from it.
+//! entry, and written by `serve::expose` from it.
 
 use std::fmt::Write as _;
 
