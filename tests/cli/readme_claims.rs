@@ -581,3 +581,38 @@ fn every_link_between_the_documents_leads_somewhere() {
     }
     assert!(links > 30, "only {links} links");
 }
+
+/// Every test file or folder the documents name is there, and so is every
+/// test binary their `cargo test --test NAME` commands run: a page that
+/// names a test where it no longer is sends its reader nowhere.
+#[test]
+fn every_test_the_documents_name_is_there() {
+    let mut named = 0;
+    for (path, text) in docs::all() {
+        for part in text.split("`tests/").skip(1) {
+            let rel = format!("tests/{}", part.split('`').next().unwrap());
+            assert!(
+                docs::root().join(&rel).exists(),
+                "{path}: {rel} is not there"
+            );
+            named += 1;
+        }
+        // a command the page wraps reads as one line
+        for part in docs::flat(&text).split("cargo test").skip(1) {
+            let mut words = part.split_whitespace();
+            while let Some(w) = words.next() {
+                if w == "--test" {
+                    let bin = words.next().unwrap_or_default().trim_matches('`');
+                    let root = docs::root().join("tests");
+                    assert!(
+                        root.join(bin).join("main.rs").is_file()
+                            || root.join(format!("{bin}.rs")).is_file(),
+                        "{path}: `cargo test --test {bin}`: no test binary {bin}"
+                    );
+                    named += 1;
+                }
+            }
+        }
+    }
+    assert!(named > 30, "only {named} tests named");
+}
