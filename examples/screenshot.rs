@@ -9,7 +9,7 @@
 //! `assets/captures/vm-2cpu-intruder`; `overview.svg` reads the EPYC tree
 //! of the public captures (`../shared/captures`), and is left out, with a
 //! message and a failing exit, where they are absent.
-//! `tests/readme_screenshots.rs` checks that the committed pictures are
+//! `tests/library/readme_screenshots.rs` checks that the committed pictures are
 //! what this draws.
 
 use std::path::{Path, PathBuf};

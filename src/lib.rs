@@ -1,7 +1,7 @@
 //! noisetop: per-CPU frequency, C-state and noise monitor for Linux.
 //!
 //! Data flows one way, and the layers below may only name the ones before
-//! them (`tests/layering` holds it): `base` (plain types) → `os` (kernel
+//! them (`tests/library/layering.rs` holds it): `base` (plain types) → `os` (kernel
 //! files, perf, BPF, MSRs, or a capture) → `collect` (the kernel's formats
 //! parsed) → `model` (machine, snapshot, interval) → `metric` (the
 //! catalogue: each figure declared once, for every sink) → `sample` (the sampler

@@ -1,3 +1,0 @@
-//! Helpers shared by the integration tests and benches.
-
-pub mod recordings;
