@@ -106,7 +106,11 @@ fn batch_as_root_names_a_source_for_each_metric() {
             .any(|p| l.starts_with(p))
         })
         .collect();
-    assert_eq!(footer.len(), 12, "{footer:?}");
+    assert_eq!(
+        footer.len(),
+        noisetop::ladder::Metric::ALL.len(),
+        "{footer:?}"
+    );
     assert!(
         footer
             .iter()
