@@ -108,7 +108,7 @@ fn batch_as_root_names_a_source_for_each_metric() {
         .collect();
     assert_eq!(
         footer.len(),
-        noisetop::ladder::Metric::ALL.len(),
+        noisetop::sample::ladder::Metric::ALL.len(),
         "{footer:?}"
     );
     assert!(
