@@ -1,7 +1,6 @@
 //! A task's time on a CPU from its own counter: the first field of
 //! /proc/PID/schedstat (`sum_exec_runtime`, ns), the reference the live
-//! tests and the tracing-cost example hold noisetop's figures against.
-//! Included with `#[path]`.
+//! tests hold noisetop's figures against. Declared by their binary.
 
 /// `pid`'s time on a CPU so far, ns; `"self"` for the caller.
 pub fn run_ns(pid: impl std::fmt::Display) -> u64 {

@@ -1,8 +1,8 @@
 //! A private tmux server for the end-to-end tests of the dashboard: each
 //! test starts the real binary in a detached 160×50 session, types with
 //! `send-keys`, reads the screen with `capture-pane`, and the server is
-//! killed when the value is dropped. Included with `#[path]` by the tests
-//! that drive a terminal.
+//! killed when the value is dropped. Declared by the test binaries whose
+//! tests drive a terminal (`cli` and `live`).
 // each test uses the part of this it needs
 #![allow(dead_code)]
 
