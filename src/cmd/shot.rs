@@ -19,11 +19,12 @@ use ratatui::style::{Color, Modifier};
 
 use crate::cli::SourceArgs;
 use crate::cmd::batch::ReplayOpts;
-use crate::cmd::{Tree, roots, tree_kind};
+use crate::cmd::{roots, tree_kind};
 use crate::model::machine::Machine;
 use crate::noise::config::NoiseConfig;
 use crate::os::capture::Captured;
 use crate::os::fs::Fs;
+use crate::pipeline::setup::Tree;
 use crate::pipeline::{Driver, Step, replay};
 use crate::sample::engine::Engine;
 use crate::sample::sampler::Sampler;
