@@ -196,43 +196,70 @@ static __always_inline struct task_slot *task_slot(struct cpu_area *a, __u32 tid
 	return c;
 }
 
-/* Adds a slice of `tid` to its slot: `ran` between switches, `irq` in
- * interruptions, `charged` by the scheduler. `named`: the task is the one
- * leaving, so its name and cgroup come from `current`. */
-static __always_inline void add_slice(struct cpu_area *a, __u32 tid, __u32 tgid, __u64 start, __u64 ran,
-				      __u64 irq, __u64 charged, bool named, __u32 gen)
+/* One closed slice of one task, as add_slice takes it: a global function
+ * takes at most five arguments, and a pointer to a struct of scalars is
+ * one the verifier can check once for every caller. */
+struct slice {
+	__u32 tid;
+	__u32 tgid;
+	/* when it began, ns */
+	__u64 start;
+	/* between switches, interruptions not included; in interruptions; as
+	 * the scheduler charged it, ns */
+	__u64 ran;
+	__u64 irq;
+	__u64 charged;
+	/* the task is the one leaving, so its name and cgroup come from
+	 * `current` */
+	__u32 named;
+	__u32 gen;
+};
+
+/* Adds a slice to its task's slot on this CPU. Global, not inlined: the
+ * verifier checks a global function once, on its own, where an inlined
+ * copy is checked again along every path of each of its three callers
+ * (on_switch took 5 ms of verifying at load with three copies). */
+__noinline int add_slice(struct slice *sl)
 {
+	if (!sl)
+		return 0;
+	struct cpu_area *a = area_of(bpf_get_smp_processor_id());
+	if (!a)
+		return 0;
 	struct cpu_head *h = &a->head;
-	if (tid == 0) {
+	__u64 ran = sl->ran;
+	if (sl->tid == 0) {
 		h->idle_ns += ran;
 		h->idle_slices++;
-		return;
+		return 0;
 	}
-	struct task_slot *s = task_slot(a, tid, tgid, gen);
+	__u32 gen = sl->gen;
+	struct task_slot *s = task_slot(a, sl->tid, sl->tgid, gen);
 	if (!s) {
 		h->others_ns += ran;
 		h->others_slices++;
-		return;
+		return 0;
 	}
 	s->touched = gen;
-	s->tgid = tgid;
-	if (named) {
+	s->tgid = sl->tgid;
+	if (sl->named) {
 		/* current is still the task leaving: its name (after an exec
 		 * in the slice too) and its cgroup come cheapest from there */
 		s->cgroup = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(s->comm, sizeof(s->comm));
 	}
 	s->ns += ran;
-	s->irq_ns += irq;
+	s->irq_ns += sl->irq;
 	s->slices++;
-	s->charged += charged;
-	s->last_start = start;
+	s->charged += sl->charged;
+	s->last_start = sl->start;
 	if (s->max_gen != gen) {
 		s->max_gen = gen;
 		s->max_ns = ran;
 	} else if (ran > s->max_ns) {
 		s->max_ns = ran;
 	}
+	return 0;
 }
 
 /* Closes the slice open since the last switch in, at a switch out of
@@ -252,8 +279,17 @@ static __always_inline void close_slice(struct cpu_area *a, struct task_struct *
 	/* the scheduler brought prev's charge up to date just before this */
 	__u64 sum = prev->se.sum_exec_runtime;
 	if (h->cur_tid == ptid) {
-		add_slice(a, ptid, h->cur_tgid, h->slice_start, ran, irq, sum > h->cur_sum0 ? sum - h->cur_sum0 : 0,
-			  true, gen);
+		struct slice sl = {
+			.tid = ptid,
+			.tgid = h->cur_tgid,
+			.start = h->slice_start,
+			.ran = ran,
+			.irq = irq,
+			.charged = sum > h->cur_sum0 ? sum - h->cur_sum0 : 0,
+			.named = 1,
+			.gen = gen,
+		};
+		add_slice(&sl);
 		return;
 	}
 	h->unseen++;
@@ -268,8 +304,28 @@ static __always_inline void close_slice(struct cpu_area *a, struct task_struct *
 	}
 	if (first > ran)
 		first = ran;
-	add_slice(a, h->cur_tid, h->cur_tgid, h->slice_start, first, 0, first, false, gen);
-	add_slice(a, ptid, prev->tgid, h->slice_start + first, ran - first, irq, ran - first, true, gen);
+	struct slice was = {
+		.tid = h->cur_tid,
+		.tgid = h->cur_tgid,
+		.start = h->slice_start,
+		.ran = first,
+		.irq = 0,
+		.charged = first,
+		.named = 0,
+		.gen = gen,
+	};
+	add_slice(&was);
+	struct slice left = {
+		.tid = ptid,
+		.tgid = prev->tgid,
+		.start = h->slice_start + first,
+		.ran = ran - first,
+		.irq = irq,
+		.charged = ran - first,
+		.named = 1,
+		.gen = gen,
+	};
+	add_slice(&left);
 }
 
 SEC("tp_btf/sched_switch")

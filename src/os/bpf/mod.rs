@@ -328,7 +328,7 @@ pub fn load(sysfs: &Path) -> Result<Loaded, Refused> {
             license: &obj.license,
             btf: &btf_fd,
             core_relos: &relos,
-            func_type: p.func_type,
+            funcs: &p.funcs,
         })
         .map_err(|(e, log)| {
             let lacks = || {
@@ -526,5 +526,38 @@ mod tests {
             (29, 4, 16)
         );
         assert_eq!(obj.license.last(), Some(&0));
+    }
+
+    /// The slice accounting is one global subprogram: appended once to the
+    /// switch program, after its own code, with every call pointing at it,
+    /// and its map reference kept.
+    #[test]
+    fn the_switch_program_carries_its_subprogram_linked() {
+        let obj = object::BpfObject::parse(OBJECT).unwrap();
+        let sw = obj.program("on_switch").unwrap();
+        assert_eq!(sw.funcs.len(), 2, "{:?}", sw.funcs);
+        let (own, sub) = (sw.funcs[0], sw.funcs[1]);
+        assert_eq!(own.0, 0);
+        assert_ne!(own.1, sub.1);
+        let n = sw.insns.len() / 8;
+        let start = sub.0 as usize;
+        assert!(start > 0 && start < n);
+        let calls: Vec<usize> = (0..n)
+            .filter(|&i| sw.insns[i * 8] == 0x85 && sw.insns[i * 8 + 1] >> 4 == 1)
+            .collect();
+        assert_eq!(calls.len(), 3, "three calls of add_slice");
+        for c in calls {
+            assert!(c < start, "the call at {c} is in the program's own code");
+            let imm = i32::from_le_bytes(sw.insns[c * 8 + 4..c * 8 + 8].try_into().unwrap());
+            assert_eq!(c as i64 + 1 + i64::from(imm), start as i64, "call at {c}");
+        }
+        assert!(
+            sw.map_refs.iter().any(|(i, m)| *i >= start && m == "areas"),
+            "the subprogram's lookup of the areas is relocated: {:?}",
+            sw.map_refs
+        );
+        for p in obj.programs.iter().filter(|p| p.name != "on_switch") {
+            assert_eq!(p.funcs, [(0, p.funcs[0].1)], "{}", p.name);
+        }
     }
 }

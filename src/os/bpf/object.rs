@@ -12,6 +12,10 @@ use super::btf::{self, Btf, kind};
 
 /// `R_BPF_64_64`: a 64-bit immediate load that names a symbol (a map).
 const R_BPF_64_64: u32 = 1;
+/// `R_BPF_64_32`: a call that names a function (a subprogram in `.text`).
+const R_BPF_64_32: u32 = 10;
+/// The section of the functions programs call.
+const SUBPROGRAMS: &str = ".text";
 
 /// A map the object defines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,10 +65,30 @@ pub struct ProgDef {
     pub map_refs: Vec<(usize, String)>,
     /// Its CO-RE relocations.
     pub core_relos: Vec<CoreRelo>,
-    /// Its function's type id in the object's BTF: the kernel applies
-    /// CO-RE relocations only to a program that comes with its function
-    /// info.
-    pub func_type: u32,
+    /// Each function in `insns`: its first instruction and its type id in
+    /// the object's BTF. The program's own comes first; the subprograms it
+    /// calls follow, appended to its instructions as the kernel wants
+    /// them. The kernel applies CO-RE relocations only to a program that
+    /// comes with its function info, and checks a global subprogram
+    /// against its type.
+    pub funcs: Vec<(u32, u32)>,
+}
+
+/// One function as the object holds it, before the subprograms it calls
+/// are appended to it.
+#[derive(Debug, Clone)]
+struct Func {
+    name: String,
+    section: String,
+    /// Its first byte in its section.
+    start: usize,
+    insns: Vec<u8>,
+    map_refs: Vec<(usize, String)>,
+    core_relos: Vec<CoreRelo>,
+    /// Its calls: the instruction, and the callee's first byte in
+    /// `SUBPROGRAMS`.
+    calls: Vec<(usize, usize)>,
+    func_type: u32,
 }
 
 /// What the object holds.
@@ -190,6 +214,158 @@ fn core_relos(ext: &[u8], b: &Btf<'_>) -> Result<HashMap<String, Vec<CoreRelo>>,
     Ok(out)
 }
 
+/// The functions of one code section, with their map references, calls
+/// and CO-RE relocations.
+fn functions(
+    file: &object::File<'_>,
+    s: &object::Section<'_, '_>,
+    sec_name: &str,
+    maps: &[MapDef],
+    relos: &HashMap<String, Vec<CoreRelo>>,
+    b: &Btf<'_>,
+) -> Result<Vec<Func>, ObjectError> {
+    let code = s.data().map_err(elf)?;
+    let mut map_at: Vec<(u64, String)> = Vec::new();
+    let mut call_at: Vec<(u64, usize)> = Vec::new();
+    for (at, r) in s.relocations() {
+        let object::RelocationFlags::Elf { r_type } = r.flags() else {
+            continue;
+        };
+        let RelocationTarget::Symbol(si) = r.target() else {
+            continue;
+        };
+        let sym = file.symbol_by_index(si).map_err(elf)?;
+        let name = sym.name().map_err(elf)?.to_string();
+        let in_subprograms = sym
+            .section_index()
+            .and_then(|i| file.section_by_index(i).ok())
+            .is_some_and(|t| t.name() == Ok(SUBPROGRAMS));
+        if r_type == R_BPF_64_64 && maps.iter().any(|m| m.name == name) {
+            map_at.push((at, name));
+        } else if r_type == R_BPF_64_32 && in_subprograms {
+            // a call names its callee, or (a static one) the section with
+            // the callee's offset less one instruction in the immediate
+            let mut target = sym.address() as usize;
+            if sym.kind() == SymbolKind::Section {
+                let imm = code
+                    .get(at as usize + 4..at as usize + 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(i32::from_le_bytes)
+                    .ok_or_else(|| {
+                        ObjectError::Elf(format!("{sec_name}: a call past its section"))
+                    })?;
+                target = (target as i64 + (i64::from(imm) + 1) * 8) as usize;
+            }
+            call_at.push((at, target));
+        } else {
+            return Err(ObjectError::Elf(format!(
+                "{sec_name}: a relocation to {name} (type {r_type}) is neither a map reference \
+                 nor a call of a subprogram"
+            )));
+        }
+    }
+    let mut out = Vec::new();
+    for sym in file.symbols() {
+        if sym.kind() != SymbolKind::Text || sym.section_index() != Some(s.index()) {
+            continue;
+        }
+        let start = sym.address() as usize;
+        let len = sym.size() as usize;
+        let Some(insns) = code.get(start..start + len) else {
+            return Err(ObjectError::Elf(format!(
+                "{sec_name}: a function past its section"
+            )));
+        };
+        let within = |off: u64| (start as u64..(start + len) as u64).contains(&off);
+        let name = sym.name().map_err(elf)?.to_string();
+        let func_type = b
+            .find(&[(kind::FUNC, name.as_str())])
+            .into_values()
+            .next()
+            .ok_or_else(|| ObjectError::Missing(format!("type of function {name}")))?;
+        out.push(Func {
+            func_type,
+            name,
+            section: sec_name.to_string(),
+            start,
+            insns: insns.to_vec(),
+            map_refs: map_at
+                .iter()
+                .filter(|(at, _)| within(*at))
+                .map(|(at, n)| ((*at as usize - start) / 8, n.clone()))
+                .collect(),
+            calls: call_at
+                .iter()
+                .filter(|(at, _)| within(*at))
+                .map(|(at, t)| ((*at as usize - start) / 8, *t))
+                .collect(),
+            core_relos: relos
+                .get(sec_name)
+                .into_iter()
+                .flatten()
+                .filter(|r| within(u64::from(r.insn_off)))
+                .map(|r| CoreRelo {
+                    insn_off: r.insn_off - start as u32,
+                    ..*r
+                })
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// A program with the subprograms it calls (and they call) appended, each
+/// once, and each call pointed at its callee, as libbpf links them.
+fn link(f: &Func, subprograms: &[&Func]) -> Result<ProgDef, ObjectError> {
+    let mut p = ProgDef {
+        name: f.name.clone(),
+        section: f.section.clone(),
+        insns: f.insns.clone(),
+        map_refs: f.map_refs.clone(),
+        core_relos: f.core_relos.clone(),
+        funcs: vec![(0, f.func_type)],
+    };
+    // (callee's byte in SUBPROGRAMS, its first instruction here)
+    let mut placed: Vec<(usize, usize)> = Vec::new();
+    let mut calls: Vec<(usize, usize)> = f.calls.clone();
+    while let Some((at, target)) = calls.pop() {
+        let here = match placed.iter().find(|(t, _)| *t == target) {
+            Some(&(_, here)) => here,
+            None => {
+                let callee = subprograms
+                    .iter()
+                    .find(|s| s.start == target)
+                    .ok_or_else(|| {
+                        ObjectError::Missing(format!(
+                            "function at byte {target} of {SUBPROGRAMS}, which {} calls",
+                            f.name
+                        ))
+                    })?;
+                let here = p.insns.len() / 8;
+                p.insns.extend_from_slice(&callee.insns);
+                p.map_refs
+                    .extend(callee.map_refs.iter().map(|(i, n)| (i + here, n.clone())));
+                p.core_relos
+                    .extend(callee.core_relos.iter().map(|r| CoreRelo {
+                        insn_off: r.insn_off + (here * 8) as u32,
+                        ..*r
+                    }));
+                p.funcs.push((here as u32, callee.func_type));
+                calls.extend(callee.calls.iter().map(|(i, t)| (i + here, *t)));
+                placed.push((target, here));
+                here
+            }
+        };
+        let i = at * 8;
+        // a call of a BPF function: src_reg BPF_PSEUDO_CALL (1), the
+        // immediate the callee's distance from the next instruction
+        p.insns[i + 1] = (p.insns[i + 1] & 0x0f) | (1 << 4);
+        let rel = here as i64 - at as i64 - 1;
+        p.insns[i + 4..i + 8].copy_from_slice(&(rel as i32).to_le_bytes());
+    }
+    Ok(p)
+}
+
 impl BpfObject {
     /// Reads an object.
     pub fn parse(data: &[u8]) -> Result<BpfObject, ObjectError> {
@@ -229,71 +405,23 @@ impl BpfObject {
             None => HashMap::new(),
         };
 
-        let mut programs = Vec::new();
+        let mut funcs = Vec::new();
         for s in file.sections() {
             let Ok(sec_name) = s.name() else { continue };
-            if !(sec_name.starts_with("tp_btf/") || sec_name.starts_with("raw_tp")) {
+            if !(sec_name.starts_with("tp_btf/")
+                || sec_name.starts_with("raw_tp")
+                || sec_name == SUBPROGRAMS)
+            {
                 continue;
             }
-            let code = s.data().map_err(elf)?;
-            let mut map_at: Vec<(u64, String)> = Vec::new();
-            for (at, r) in s.relocations() {
-                let object::RelocationFlags::Elf { r_type } = r.flags() else {
-                    continue;
-                };
-                let RelocationTarget::Symbol(si) = r.target() else {
-                    continue;
-                };
-                let sym = file.symbol_by_index(si).map_err(elf)?;
-                let name = sym.name().map_err(elf)?.to_string();
-                if r_type != R_BPF_64_64 || !maps.iter().any(|m| m.name == name) {
-                    return Err(ObjectError::Elf(format!(
-                        "{sec_name}: a relocation to {name} (type {r_type}) is not a map reference"
-                    )));
-                }
-                map_at.push((at, name));
-            }
-            for sym in file.symbols() {
-                if sym.kind() != SymbolKind::Text || sym.section_index() != Some(s.index()) {
-                    continue;
-                }
-                let start = sym.address() as usize;
-                let len = sym.size() as usize;
-                let Some(insns) = code.get(start..start + len) else {
-                    return Err(ObjectError::Elf(format!(
-                        "{sec_name}: a function past its section"
-                    )));
-                };
-                let within = |off: u64| (start as u64..(start + len) as u64).contains(&off);
-                let name = sym.name().map_err(elf)?.to_string();
-                let func_type = b
-                    .find(&[(kind::FUNC, name.as_str())])
-                    .into_values()
-                    .next()
-                    .ok_or_else(|| ObjectError::Missing(format!("type of function {name}")))?;
-                programs.push(ProgDef {
-                    func_type,
-                    name,
-                    section: sec_name.to_string(),
-                    insns: insns.to_vec(),
-                    map_refs: map_at
-                        .iter()
-                        .filter(|(at, _)| within(*at))
-                        .map(|(at, n)| ((*at as usize - start) / 8, n.clone()))
-                        .collect(),
-                    core_relos: relos
-                        .get(sec_name)
-                        .into_iter()
-                        .flatten()
-                        .filter(|r| within(u64::from(r.insn_off)))
-                        .map(|r| CoreRelo {
-                            insn_off: r.insn_off - start as u32,
-                            ..*r
-                        })
-                        .collect(),
-                });
-            }
+            funcs.extend(functions(&file, &s, sec_name, &maps, &relos, &b)?);
         }
+        let subprograms: Vec<&Func> = funcs.iter().filter(|f| f.section == SUBPROGRAMS).collect();
+        let programs = funcs
+            .iter()
+            .filter(|f| f.section != SUBPROGRAMS)
+            .map(|f| link(f, &subprograms))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(BpfObject {
             btf: btf_blob,
             maps,

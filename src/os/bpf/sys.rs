@@ -139,8 +139,9 @@ pub struct ProgSpec<'a> {
     pub btf: &'a OwnedFd,
     /// CO-RE relocations, 16 bytes each (`struct bpf_core_relo`).
     pub core_relos: &'a [u8],
-    /// The program's function type id in `btf`.
-    pub func_type: u32,
+    /// Each function of the program (its own first, then the subprograms
+    /// appended to it): its first instruction and its type id in `btf`.
+    pub funcs: &'a [(u32, u32)],
 }
 
 /// Loads a program; on a refusal, the verifier's log (its last lines).
@@ -152,9 +153,12 @@ pub fn prog_load(s: &ProgSpec<'_>) -> Result<OwnedFd, (io::Error, String)> {
             "license not NUL-terminated".into(),
         ));
     }
-    // one `bpf_func_info`: the function at instruction 0
-    let mut func_info = [0u8; 8];
-    func_info[4..].copy_from_slice(&s.func_type.to_ne_bytes());
+    // a `bpf_func_info` per function: its first instruction, its type
+    let func_info: Vec<u8> = s
+        .funcs
+        .iter()
+        .flat_map(|&(insn, ty)| [insn, ty].into_iter().flat_map(u32::to_ne_bytes))
+        .collect();
     let build = |log: Option<&mut Vec<u8>>| {
         let mut a = Attr::new();
         a.u32(0, s.prog_type)
@@ -166,7 +170,7 @@ pub fn prog_load(s: &ProgSpec<'_>) -> Result<OwnedFd, (io::Error, String)> {
             .u32(72, s.btf.as_raw_fd() as u32)
             .u32(76, 8)
             .u64(80, func_info.as_ptr() as u64)
-            .u32(88, 1)
+            .u32(88, s.funcs.len() as u32)
             .u32(108, s.attach_btf_id);
         if !s.core_relos.is_empty() {
             a.u32(116, (s.core_relos.len() / 16) as u32)
