@@ -328,10 +328,13 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 ),
                 None,
             ),
-            Some(why) if !m.idle_states.is_empty() => {
-                found(metric, Rung::Kernel, "cpuidle sysfs", Some(why.clone()))
-            }
-            Some(why) => missing(metric, why.clone()),
+            Some(why) if !m.idle_states.is_empty() => found(
+                metric,
+                Rung::Kernel,
+                "cpuidle sysfs",
+                Some(why.detail().to_string()),
+            ),
+            Some(why) => missing(metric, why.detail()),
         },
         Metric::Interrupts => match &snap.interrupts {
             Ok(_) => found(metric, Rung::Kernel, "/proc/interrupts", None),
