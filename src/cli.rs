@@ -357,7 +357,7 @@ fn show_help() -> String {
 }
 
 /// Parses a `--show`/`--hide` column list.
-pub fn parse_columns(s: &str) -> Result<Columns, String> {
+pub fn parse_columns(s: &str) -> Result<Columns, crate::tui::columns::UnknownColumn> {
     crate::tui::columns::parse(s).map(Columns)
 }
 

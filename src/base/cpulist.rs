@@ -2,12 +2,37 @@
 
 use std::fmt::Write as _;
 
+use thiserror::Error;
+
 /// Most CPU numbers a list may name, repeats included: four ranges of the
 /// largest size one range may have, far above any kernel's CPU count.
 const MAX_LISTED: usize = 4 << 20;
 
+/// Why a CPU list does not parse; each names the part at fault.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum CpuListError {
+    /// A `:stride` that is not a number.
+    #[error("bad stride in {0:?}")]
+    BadStride(String),
+    /// A bound that is not a CPU number.
+    #[error("not a CPU number in {0:?}")]
+    NotACpu(String),
+    /// A range whose end is below its start.
+    #[error("range runs backwards in {0:?}")]
+    Backwards(String),
+    /// A range wider than any kernel's CPU count.
+    #[error("range too large in {0:?}")]
+    TooLarge(String),
+    /// More CPU numbers than a list may name.
+    #[error("more than {MAX_LISTED} CPUs listed")]
+    TooMany,
+    /// A list given on the command line that names no CPU.
+    #[error("empty CPU list")]
+    Empty,
+}
+
 /// Parses a kernel CPU list; empty text, `(null)` and white space mean no CPUs.
-pub fn parse(text: &str) -> Result<Vec<u32>, String> {
+pub fn parse(text: &str) -> Result<Vec<u32>, CpuListError> {
     let text = text.trim().trim_matches('\0').trim();
     if text.is_empty() || text == "(null)" {
         return Ok(Vec::new());
@@ -20,7 +45,9 @@ pub fn parse(text: &str) -> Result<Vec<u32>, String> {
         }
         let (range, stride) = match part.split_once(':') {
             Some((r, s)) => {
-                let s: u32 = s.parse().map_err(|_| format!("bad stride in {part:?}"))?;
+                let s: u32 = s
+                    .parse()
+                    .map_err(|_| CpuListError::BadStride(part.into()))?;
                 (r, s.max(1))
             }
             None => (part, 1),
@@ -32,16 +59,16 @@ pub fn parse(text: &str) -> Result<Vec<u32>, String> {
             (n, n)
         };
         if hi < lo {
-            return Err(format!("range runs backwards in {part:?}"));
+            return Err(CpuListError::Backwards(part.into()));
         }
         if hi - lo > 1 << 20 {
-            return Err(format!("range too large in {part:?}"));
+            return Err(CpuListError::TooLarge(part.into()));
         }
         cpus.extend((lo..=hi).step_by(stride as usize));
         // many overlapping large ranges would grow the list without bound
         // before the dedup below
         if cpus.len() > MAX_LISTED {
-            return Err(format!("more than {MAX_LISTED} CPUs listed"));
+            return Err(CpuListError::TooMany);
         }
     }
     cpus.sort_unstable();
@@ -49,10 +76,10 @@ pub fn parse(text: &str) -> Result<Vec<u32>, String> {
     Ok(cpus)
 }
 
-fn num(s: &str, part: &str) -> Result<u32, String> {
+fn num(s: &str, part: &str) -> Result<u32, CpuListError> {
     s.trim()
         .parse()
-        .map_err(|_| format!("not a CPU number in {part:?}"))
+        .map_err(|_| CpuListError::NotACpu(part.into()))
 }
 
 /// Formats CPUs as a compact kernel CPU list (`0-3,8`); empty gives `""`.
@@ -87,10 +114,10 @@ pub fn format(cpus: &[u32]) -> String {
 pub struct CpuList(pub Vec<u32>);
 
 /// Parses a CPU list argument; an empty list is an error.
-pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
+pub fn parse_cpus(s: &str) -> Result<CpuList, CpuListError> {
     let cpus = parse(s)?;
     if cpus.is_empty() {
-        return Err("empty CPU list".into());
+        return Err(CpuListError::Empty);
     }
     Ok(CpuList(cpus))
 }
@@ -127,18 +154,28 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        assert!(parse("3-x").is_err());
-        assert!(parse("5-2").is_err());
+        assert_eq!(
+            parse("3-x").unwrap_err(),
+            CpuListError::NotACpu("3-x".into())
+        );
+        assert_eq!(
+            parse("5-2").unwrap_err().to_string(),
+            "range runs backwards in \"5-2\""
+        );
         assert!(parse("0-4294967295").is_err());
+        assert_eq!(
+            parse("0-7:x").unwrap_err().to_string(),
+            "bad stride in \"0-7:x\""
+        );
+        assert_eq!(parse_cpus(" ").unwrap_err().to_string(), "empty CPU list");
     }
 
     #[test]
     fn many_large_ranges_are_refused_before_they_take_the_memory() {
         let text = vec!["0-1048576"; 64].join(",");
-        assert_eq!(
-            parse(&text).unwrap_err(),
-            format!("more than {MAX_LISTED} CPUs listed")
-        );
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e, CpuListError::TooMany);
+        assert_eq!(e.to_string(), format!("more than {MAX_LISTED} CPUs listed"));
         assert_eq!(parse("0-1048575,0-1048575").unwrap().len(), 1 << 20);
     }
 

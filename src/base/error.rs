@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::base::{Cause, Unavailable};
+
 /// A kernel file whose content did not have the expected shape.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("{file} line {line}: {msg}")]
@@ -12,6 +14,13 @@ pub struct ParseError {
     pub line: usize,
     /// What was wrong.
     pub msg: String,
+}
+
+/// A file whose text does not parse leaves what it holds unknown.
+impl From<ParseError> for Unavailable {
+    fn from(e: ParseError) -> Unavailable {
+        Unavailable::new(Cause::Failed, e.to_string())
+    }
 }
 
 impl ParseError {

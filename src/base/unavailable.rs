@@ -51,6 +51,13 @@ impl Unavailable {
     }
 }
 
+/// Written as its words alone, as the reason was before it had a cause.
+impl serde::Serialize for Unavailable {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.detail)
+    }
+}
+
 impl fmt::Display for Unavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.detail)

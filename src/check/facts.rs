@@ -7,14 +7,14 @@
 
 use std::io::Read as _;
 
-use crate::base::cpulist;
+use crate::base::{Cause, Unavailable, cpulist};
 use crate::collect::interrupts;
 use crate::collect::topology::{CPU_DIR, parse_cpumask};
 use crate::model::machine::Machine;
 use crate::os::fs::{Base, Fs, ReadError};
 
 /// A value read from the machine, or why it could not be.
-pub type Fact<T> = Result<T, String>;
+pub type Fact<T> = Result<T, Unavailable>;
 
 /// The kernel's default CPU latency `QoS` target (µs): no constraint
 /// (`PM_QOS_CPU_LATENCY_DEFAULT_VALUE`, 2000 s).
@@ -95,14 +95,20 @@ pub fn shown(base: Base, rel: &str) -> String {
 }
 
 /// Says why a file could not be read, naming its kernel path.
-fn why(base: Base, rel: &str, e: &ReadError) -> String {
+fn why(base: Base, rel: &str, e: &ReadError) -> Unavailable {
     let p = shown(base, rel);
-    match e {
+    let detail = match e {
         ReadError::Missing(_) => format!("no {p}"),
         ReadError::Denied(_) => format!("{p}: permission denied"),
         ReadError::TooLarge(..) => format!("{p}: too large"),
         ReadError::Io(_, msg) => format!("{p}: {msg}"),
-    }
+    };
+    Unavailable::new(e.cause(), detail)
+}
+
+/// A file whose text is not what the kernel writes there.
+fn malformed(detail: String) -> Unavailable {
+    Unavailable::new(Cause::Failed, detail)
 }
 
 fn text(fs: &mut Fs, base: Base, rel: &str) -> Fact<String> {
@@ -112,12 +118,12 @@ fn text(fs: &mut Fs, base: Base, rel: &str) -> Fact<String> {
 fn number(fs: &mut Fs, base: Base, rel: &str) -> Fact<u64> {
     let t = text(fs, base, rel)?;
     t.parse()
-        .map_err(|_| format!("{}: not a number: {t:?}", shown(base, rel)))
+        .map_err(|_| malformed(format!("{}: not a number: {t:?}", shown(base, rel))))
 }
 
 fn cpu_set(fs: &mut Fs, rel: &str) -> Fact<Vec<u32>> {
     let t = text(fs, Base::Sys, rel)?;
-    cpulist::parse(&t).map_err(|e| format!("{}: {e}", shown(Base::Sys, rel)))
+    cpulist::parse(&t).map_err(|e| malformed(format!("{}: {e}", shown(Base::Sys, rel))))
 }
 
 /// Returns the bracketed choice of a sysfs selector (`always [madvise] never`).
@@ -131,7 +137,7 @@ fn choice(fs: &mut Fs, rel: &str) -> Fact<String> {
     let t = text(fs, Base::Sys, rel)?;
     selected(&t)
         .map(str::to_string)
-        .ok_or_else(|| format!("{}: no [choice] in {t:?}", shown(Base::Sys, rel)))
+        .ok_or_else(|| malformed(format!("{}: no [choice] in {t:?}", shown(Base::Sys, rel))))
 }
 
 impl CheckFacts {
@@ -214,13 +220,13 @@ fn read_irqs(fs: &mut Fs) -> Fact<Vec<IrqAffinity>> {
 
 fn cpu_set_proc(fs: &mut Fs, rel: &str) -> Fact<Vec<u32>> {
     let t = text(fs, Base::Proc, rel)?;
-    cpulist::parse(&t).map_err(|e| format!("{}: {e}", shown(Base::Proc, rel)))
+    cpulist::parse(&t).map_err(|e| malformed(format!("{}: {e}", shown(Base::Proc, rel))))
 }
 
 fn read_default_affinity(fs: &mut Fs) -> Fact<Vec<u32>> {
     let rel = "irq/default_smp_affinity";
     let t = text(fs, Base::Proc, rel)?;
-    parse_cpumask(&t).map_err(|e| format!("{}: {e}", shown(Base::Proc, rel)))
+    parse_cpumask(&t).map_err(|e| malformed(format!("{}: {e}", shown(Base::Proc, rel))))
 }
 
 /// Reads `comm` of every process under procfs; returns how many were read
@@ -241,7 +247,10 @@ fn scan_processes(fs: &mut Fs, name: &str) -> Fact<(usize, Vec<u32>)> {
         }
     }
     if seen == 0 {
-        return Err("no /proc/PID/comm readable (procfs of a capture?)".into());
+        return Err(Unavailable::new(
+            Cause::NotLive,
+            "no /proc/PID/comm readable (procfs of a capture?)",
+        ));
     }
     found.sort_unstable();
     Ok((seen, found))
@@ -285,9 +294,12 @@ fn read_dma_latency(fs: &Fs) -> Fact<i32> {
     let p = shown(Base::Dev, rel);
     let path = fs.roots().path(Base::Dev, rel);
     let mut f = std::fs::File::open(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("no {p}"),
-        std::io::ErrorKind::PermissionDenied => format!("{p}: permission denied (root only)"),
-        _ => format!("{p}: {e}"),
+        std::io::ErrorKind::NotFound => Unavailable::new(Cause::KernelLacks, format!("no {p}")),
+        std::io::ErrorKind::PermissionDenied => Unavailable::new(
+            Cause::Permission,
+            format!("{p}: permission denied (root only)"),
+        ),
+        _ => Unavailable::new(Cause::Failed, format!("{p}: {e}")),
     })?;
     let mut buf = [0u8; 4];
     let mut len = 0;
@@ -296,11 +308,11 @@ fn read_dma_latency(fs: &Fs) -> Fact<i32> {
             Ok(0) => break,
             Ok(n) => len += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("{p}: {e}")),
+            Err(e) => return Err(Unavailable::new(Cause::Failed, format!("{p}: {e}"))),
         }
     }
     if len < buf.len() {
-        return Err(format!("{p}: read {len} bytes, expected 4"));
+        return Err(malformed(format!("{p}: read {len} bytes, expected 4")));
     }
     Ok(i32::from_ne_bytes(buf))
 }

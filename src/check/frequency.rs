@@ -4,14 +4,17 @@
 use super::{
     CheckFacts, Outcome, RuleResult, Scope, by_value, cpus_phrase, facts::shown, sysfs_loop,
 };
-use crate::base::cpulist;
+use crate::base::{Cause, Unavailable, cpulist};
 use crate::collect::cpufreq::CpuFreqInfo;
 use crate::collect::topology::CPU_DIR;
 use crate::os::fs::Base;
 
 /// The cpufreq policies of the benchmark CPUs, plus the benchmark CPUs
 /// without one; `Err` (the reason) when none of them has cpufreq.
-fn policies<'a>(f: &'a CheckFacts, s: &Scope) -> Result<(Vec<&'a CpuFreqInfo>, Vec<u32>), String> {
+fn policies<'a>(
+    f: &'a CheckFacts,
+    s: &Scope,
+) -> Result<(Vec<&'a CpuFreqInfo>, Vec<u32>), Unavailable> {
     let mut have = Vec::new();
     let mut lack = Vec::new();
     for &c in s.cpus {
@@ -22,9 +25,12 @@ fn policies<'a>(f: &'a CheckFacts, s: &Scope) -> Result<(Vec<&'a CpuFreqInfo>, V
     }
     if have.is_empty() {
         let first = s.cpus.first().copied().unwrap_or(0);
-        return Err(format!(
-            "no cpufreq driver: {} is absent",
-            shown(Base::Sys, &format!("{CPU_DIR}/cpu{first}/cpufreq"))
+        return Err(Unavailable::new(
+            Cause::KernelLacks,
+            format!(
+                "no cpufreq driver: {} is absent",
+                shown(Base::Sys, &format!("{CPU_DIR}/cpu{first}/cpufreq"))
+            ),
         ));
     }
     Ok((have, lack))
@@ -43,7 +49,7 @@ pub(super) fn governor(f: &CheckFacts, s: &Scope) -> RuleResult {
     const TITLE: &str = "CPU frequency governor is performance";
     let (have, lack) = match policies(f, s) {
         Ok(p) => p,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail),
     };
     let groups = by_value(have.iter().map(|i| (i.cpu, i.governor.clone())));
     if groups.keys().all(Option::is_none) {
@@ -161,7 +167,7 @@ pub(super) fn epp(f: &CheckFacts, s: &Scope) -> RuleResult {
     const TITLE: &str = "Energy/performance preference is performance";
     let (have, lack) = match policies(f, s) {
         Ok(p) => p,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail),
     };
     let with: Vec<(u32, &str)> = have
         .iter()
@@ -212,7 +218,7 @@ pub(super) fn freq_range(f: &CheckFacts, s: &Scope) -> RuleResult {
     const TITLE: &str = "Frequency pinned (scaling_min_freq = scaling_max_freq)";
     let (have, lack) = match policies(f, s) {
         Ok(p) => p,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail),
     };
     let with: Vec<(u32, (u64, u64))> = have
         .iter()

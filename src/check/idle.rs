@@ -114,7 +114,7 @@ pub(super) fn cstate_limits(f: &CheckFacts, s: &Scope) -> RuleResult {
     const TITLE: &str = "Kernel command line limits on idle states";
     let cmdline = match &f.cmdline {
         Ok(c) => c,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail()),
     };
     let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     let found: Vec<(&str, &str)> = LIMITS
@@ -168,7 +168,7 @@ pub(super) fn cpu_dma_latency(f: &CheckFacts) -> RuleResult {
     const ID: &str = "cpu-dma-latency";
     const TITLE: &str = "No process holds a CPU latency limit (/dev/cpu_dma_latency)";
     match f.dma_latency {
-        Err(ref why) => RuleResult::unknown(ID, TITLE, why.clone()),
+        Err(ref why) => RuleResult::unknown(ID, TITLE, why.detail()),
         Ok(v) if v >= DMA_LATENCY_DEFAULT_US => RuleResult::new(ID, TITLE, Outcome::Ok).evidence(
             format!("/dev/cpu_dma_latency = {v} µs (the kernel default: no limit held)"),
         ),

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{CheckFacts, Outcome, RuleResult, Scope, cpus_phrase};
-use crate::base::cpulist;
+use crate::base::{Unavailable, cpulist};
 
 /// Formats CPUs as the kernel's hex mask: 32-bit words, most significant
 /// first, separated by commas (`1,00000003` for CPUs 0, 1 and 32).
@@ -50,7 +50,7 @@ pub(super) fn irq_affinity(f: &CheckFacts, s: &Scope) -> RuleResult {
     const SHOWN: usize = 10;
     let irqs = match &f.irqs {
         Ok(v) => v,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail()),
     };
     let readable: Vec<(u32, Option<&str>, &[u32])> = irqs
         .iter()
@@ -60,8 +60,8 @@ pub(super) fn irq_affinity(f: &CheckFacts, s: &Scope) -> RuleResult {
     if readable.is_empty() && f.default_affinity.is_err() {
         let why = irqs
             .iter()
-            .find_map(|i| i.cpus.clone().err())
-            .unwrap_or_else(|| "no /proc/irq/N/smp_affinity_list".into());
+            .find_map(|i| i.cpus.as_ref().err())
+            .map_or("no /proc/irq/N/smp_affinity_list", Unavailable::detail);
         return RuleResult::unknown(ID, TITLE, why);
     }
     let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
@@ -172,7 +172,7 @@ pub(super) fn irqbalance(f: &CheckFacts) -> RuleResult {
     const ID: &str = "irqbalance";
     const TITLE: &str = "irqbalance is not running";
     match &f.irqbalance {
-        Err(why) => RuleResult::unknown(ID, TITLE, why.clone()),
+        Err(why) => RuleResult::unknown(ID, TITLE, why.detail()),
         Ok((n, pids)) if pids.is_empty() => RuleResult::new(ID, TITLE, Outcome::Ok).evidence(
             format!("no process named irqbalance among {n} (/proc/PID/comm)"),
         ),

@@ -83,7 +83,7 @@ pub(super) fn isolcpus(f: &CheckFacts, s: &Scope) -> RuleResult {
     const TITLE: &str = "Benchmark CPUs isolated from the scheduler (isolcpus)";
     let set = match &f.isolated {
         Ok(v) => v,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail()),
     };
     let r = RuleResult::new(ID, TITLE, Outcome::Ok)
         .evidence(format!("/sys/devices/system/cpu/isolated = {}", list(set)));
@@ -116,7 +116,7 @@ pub(super) fn rcu_nocbs(f: &CheckFacts, s: &Scope) -> RuleResult {
     const TITLE: &str = "RCU callbacks offloaded from benchmark CPUs (rcu_nocbs)";
     let cmdline = match &f.cmdline {
         Ok(c) => c,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail()),
     };
     let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     let mut set = match cmdline_param(cmdline, "rcu_nocbs") {

@@ -16,7 +16,7 @@ fn sysctl(
 ) -> RuleResult {
     let v = match fact {
         Ok(v) => *v,
-        Err(why) => return RuleResult::unknown(id, title, why.clone()),
+        Err(why) => return RuleResult::unknown(id, title, why.detail()),
     };
     let ev = format!("/proc/sys/kernel/{name} = {v}");
     if bad(v) {
@@ -78,7 +78,7 @@ pub(super) fn thp(f: &CheckFacts) -> RuleResult {
     const TITLE: &str = "Transparent huge pages not forced on every mapping";
     const DIR: &str = "/sys/kernel/mm/transparent_hugepage";
     if let (Err(why), Err(_)) = (&f.thp_enabled, &f.thp_defrag) {
-        return RuleResult::unknown(ID, TITLE, why.clone());
+        return RuleResult::unknown(ID, TITLE, why.detail());
     }
     let mut r = RuleResult::new(ID, TITLE, Outcome::Ok);
     for (file, fact) in [("enabled", &f.thp_enabled), ("defrag", &f.thp_defrag)] {
@@ -90,7 +90,7 @@ pub(super) fn thp(f: &CheckFacts) -> RuleResult {
                     r = r.fix(format!("echo madvise > {DIR}/{file}"));
                 }
             }
-            Err(why) => r = r.evidence(why.clone()),
+            Err(why) => r = r.evidence(why.detail()),
         }
     }
     r

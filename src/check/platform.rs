@@ -8,7 +8,7 @@ pub(super) fn on_battery(f: &CheckFacts) -> RuleResult {
     const TITLE: &str = "Running on mains power";
     let supplies = match &f.power {
         Ok(s) => s,
-        Err(why) => return RuleResult::unknown(ID, TITLE, why.clone()),
+        Err(why) => return RuleResult::unknown(ID, TITLE, why.detail()),
     };
     if supplies.is_empty() {
         return RuleResult::new(ID, TITLE, Outcome::Ok)

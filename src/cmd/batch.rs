@@ -17,7 +17,7 @@ use crate::os::hw::Hardware;
 use crate::os::stop::Stop;
 use crate::output::{batch, judged};
 use crate::pipeline::control::Control;
-use crate::pipeline::live::{self, End, Hook, Live, Phase};
+use crate::pipeline::live::{self, End, Hook, HookError, Live, Phase};
 use crate::pipeline::setup::{AnyHw, TraceHow, Tree};
 use crate::pipeline::{Driver, Flow, Msg, Sample, Sink, kept_trace, replay};
 
@@ -212,9 +212,10 @@ fn sample_live(
             .map_err(anyhow::Error::msg)?;
         let dir = dir.to_path_buf();
         let always = watched.clone();
-        let mut hook = move |p: Phase, d: &mut Driver<CaptureRecorder<AnyHw>>| -> Result<()> {
-            capture_step(p, d, &dir, &always, kept.as_ref())
-        };
+        let mut hook =
+            move |p: Phase, d: &mut Driver<CaptureRecorder<AnyHw>>| -> Result<(), HookError> {
+                capture_step(p, d, &dir, &always, kept.as_ref())
+            };
         go(&mut driver, &live, sinks, Some(&mut hook), printer)
     } else {
         let mut driver = setup.build(fs, machine).map_err(anyhow::Error::msg)?;
@@ -258,21 +259,22 @@ fn capture_step(
     dir: &Path,
     always: &[u32],
     kept: Option<&kept_trace::Kept>,
-) -> Result<()> {
+) -> Result<(), HookError> {
     let s = &mut d.engine.sampler;
+    let failed = |err| HookError {
+        what: format!("cannot write capture to {}", dir.display()),
+        err,
+    };
     match p {
         Phase::Before(i) => s.fs.set_tee(Some(capture::instant_dir(dir, i as usize))),
         Phase::After(i) => {
             let inst: PathBuf = capture::instant_dir(dir, i as usize);
-            s.hw.flush(&inst)
-                .with_context(|| format!("cannot write capture to {}", dir.display()))?;
+            s.hw.flush(&inst).map_err(failed)?;
             if let Some(k) = kept {
-                kept_trace::write(k, &inst)
-                    .with_context(|| format!("cannot write capture to {}", dir.display()))?;
+                kept_trace::write(k, &inst).map_err(failed)?;
             }
             if i == 0 {
-                capture::write_budget(&inst, s.budget(), always)
-                    .with_context(|| format!("cannot write capture to {}", dir.display()))?;
+                capture::write_budget(&inst, s.budget(), always).map_err(failed)?;
             }
         }
     }

@@ -17,19 +17,11 @@ pub struct CompareArgs {
     /// The second recording (B).
     pub b: PathBuf,
     /// CPUs to compare one by one and to explain (`0-3,8`); all by default.
-    #[arg(long, value_parser = cpus)]
+    #[arg(long, value_parser = crate::base::cpulist::parse_cpus)]
     pub cpus: Option<CpuList>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-}
-
-fn cpus(s: &str) -> Result<CpuList, String> {
-    let cpus = crate::base::cpulist::parse(s.trim())?;
-    if cpus.is_empty() {
-        return Err("empty CPU list".into());
-    }
-    Ok(CpuList(cpus))
 }
 
 /// Prints the comparison.
@@ -91,8 +83,8 @@ fn with_probes(text: String, args: &CompareArgs) -> Result<String> {
 /// measured wake-ups; `None` when neither is one.
 fn probes(args: &CompareArgs) -> Result<Option<String>> {
     use crate::probe::sinks::read_recording;
-    let a = read_recording(&args.a).map_err(anyhow::Error::msg)?;
-    let b = read_recording(&args.b).map_err(anyhow::Error::msg)?;
+    let a = read_recording(&args.a)?;
+    let b = read_recording(&args.b)?;
     match (a, b) {
         (Some(a), Some(b)) => Ok(Some(match args.format {
             Format::Json => {

@@ -80,7 +80,7 @@ fn on_terminal(state: &mut State, wiring: &mut Wiring<'_>) -> Result<()> {
     );
     crate::tui::restore::leave();
     wiring.stop.stop();
-    r
+    Ok(r?)
 }
 
 /// Opens the dashboard on the running machine.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use crate::cli::{RecordArgs, SampleArgs, SourceArgs, WatchArgs};
@@ -14,7 +14,7 @@ use crate::model::machine::Machine;
 use crate::os::fs::Fs;
 use crate::os::stop::Stop;
 use crate::pipeline::control::Control;
-use crate::pipeline::live::{self, End, Live, Phase};
+use crate::pipeline::live::{self, End, HookError, Live, Phase};
 use crate::pipeline::setup::{AnyHw, TraceHow};
 use crate::pipeline::{Driver, Flow};
 use crate::serve::http::{self, Limits};
@@ -86,7 +86,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let machine = Machine::read(&mut fs);
     crate::cmd::check_cpus("--watch", &watched, &machine)?;
     let config = crate::cmd::load_config(a.watch.config.as_deref())?;
-    let server = http::bind(&a.listen, &web, Limits::default()).map_err(|e| anyhow!(e))?;
+    let server = http::bind(&a.listen, &web, Limits::default())?;
     let shared = Arc::new(Shared::default());
     let mut ex = Exporter::new(Arc::clone(&shared), machine.clone(), &watched, a.detail);
     ex.follow_probe(crate::probe::sinks::last_path());
@@ -112,7 +112,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         stop,
         count: Some(a.sample.count.unwrap_or(u64::MAX)),
     };
-    let mut hook = |p: Phase, d: &mut Driver<AnyHw>| -> Result<()> {
+    let mut hook = |p: Phase, d: &mut Driver<AnyHw>| -> Result<(), HookError> {
         if let (Phase::After(_), Some(snap)) = (p, d.engine.last()) {
             exporter
                 .lock()

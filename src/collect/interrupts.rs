@@ -153,7 +153,8 @@ pub fn parse_table_into(
     let Some((header_no, header)) = lines.next() else {
         return Err(ParseError::new(file, 0, "no CPU header line"));
     };
-    parse_header(header, &mut out.cpus).map_err(|m| ParseError::new(file, header_no, m))?;
+    parse_header(header, &mut out.cpus)
+        .map_err(|m| ParseError::new(file, header_no, m.to_string()))?;
     let ncpus = out.cpus.len();
     let mut used = 0;
     for (no, line) in lines {
@@ -166,7 +167,8 @@ pub fn parse_table_into(
             });
         }
         let row = &mut out.rows[used];
-        fill_row(line, ncpus, classify, row).map_err(|m| ParseError::new(file, no, m))?;
+        fill_row(line, ncpus, classify, row)
+            .map_err(|m| ParseError::new(file, no, m.to_string()))?;
         used += 1;
     }
     out.rows.truncate(used);
@@ -245,17 +247,32 @@ fn is_number(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn parse_header(line: &str, cpus: &mut Vec<u32>) -> Result<(), String> {
+/// What is wrong with one line of `/proc/interrupts` or `/proc/softirqs`.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+enum LineError {
+    #[error("header token {0:?} is not CPUn")]
+    NotACpu(String),
+    #[error("header line lists no CPU")]
+    NoCpu,
+    #[error("row has no ':' after its label")]
+    NoColon,
+    #[error("row has an empty label")]
+    EmptyLabel,
+    #[error("value does not fit in 64 bits")]
+    TooWide,
+}
+
+fn parse_header(line: &str, cpus: &mut Vec<u32>) -> Result<(), LineError> {
     cpus.clear();
     for token in line.split_ascii_whitespace() {
         let id = token
             .strip_prefix("CPU")
             .and_then(|n| if is_number(n) { n.parse().ok() } else { None })
-            .ok_or_else(|| format!("header token {token:?} is not CPUn"))?;
+            .ok_or_else(|| LineError::NotACpu(token.to_string()))?;
         cpus.push(id);
     }
     if cpus.is_empty() {
-        return Err("header line lists no CPU".into());
+        return Err(LineError::NoCpu);
     }
     Ok(())
 }
@@ -265,13 +282,11 @@ fn fill_row(
     ncpus: usize,
     classify: fn(&str, &str) -> IrqKind,
     row: &mut IrqRow,
-) -> Result<(), String> {
-    let (label, rest) = line
-        .split_once(':')
-        .ok_or_else(|| "row has no ':' after its label".to_string())?;
+) -> Result<(), LineError> {
+    let (label, rest) = line.split_once(':').ok_or(LineError::NoColon)?;
     let label = label.trim();
     if label.is_empty() {
-        return Err("row has an empty label".into());
+        return Err(LineError::EmptyLabel);
     }
     let desc_start = parse_counts(rest.as_bytes(), ncpus, &mut row.counts)?;
     row.label.clear();
@@ -283,7 +298,7 @@ fn fill_row(
 
 /// Reads up to `ncpus` whitespace-separated numbers into `counts`; returns
 /// the byte offset where the description begins (the first non-number token).
-fn parse_counts(bytes: &[u8], ncpus: usize, counts: &mut Vec<u64>) -> Result<usize, String> {
+fn parse_counts(bytes: &[u8], ncpus: usize, counts: &mut Vec<u64>) -> Result<usize, LineError> {
     // u64 holds any 19-digit number; longer runs are checked separately.
     const SAFE_DIGITS: usize = 19;
     counts.clear();
@@ -311,7 +326,7 @@ fn parse_counts(bytes: &[u8], ncpus: usize, counts: &mut Vec<u64>) -> Result<usi
             value = std::str::from_utf8(&bytes[start..pos])
                 .ok()
                 .and_then(parse_u64)
-                .ok_or_else(|| "value does not fit in 64 bits".to_string())?;
+                .ok_or(LineError::TooWide)?;
         }
         counts.push(value);
     }

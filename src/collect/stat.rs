@@ -85,8 +85,9 @@ pub fn parse(text: &str) -> Result<Stat, ParseError> {
         let Some(key) = fields.next() else { continue };
         if let Some(id) = key.strip_prefix("cpu") {
             saw_cpu = true;
-            let times = cpu_times(fields).map_err(|m| ParseError::new(FILE, no, m))?;
-            add_cpu(&mut stat, id, times).map_err(|m| ParseError::new(FILE, no, m))?;
+            let line_error = |m: LineError| ParseError::new(FILE, no, m.to_string());
+            let times = cpu_times(fields).map_err(line_error)?;
+            add_cpu(&mut stat, id, times).map_err(line_error)?;
             continue;
         }
         let first = fields.next().and_then(parse_u64);
@@ -129,27 +130,42 @@ pub fn parse_intr_counts(text: &str) -> Result<Vec<u64>, ParseError> {
     Err(ParseError::new(FILE, 0, "no intr line"))
 }
 
-fn add_cpu(stat: &mut Stat, id: &str, times: CpuTimes) -> Result<(), String> {
+/// What is wrong with one `cpu` line of `/proc/stat`.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+enum LineError {
+    #[error("cpu total line appears twice")]
+    TotalTwice,
+    #[error("bad CPU id in \"cpu{0}\"")]
+    BadId(String),
+    #[error("cpu{0} appears twice")]
+    CpuTwice(u32),
+    #[error("{0:?} is not a tick count")]
+    NotTicks(String),
+    #[error("cpu line has {0} numbers, expected at least 4")]
+    TooFew(usize),
+}
+
+fn add_cpu(stat: &mut Stat, id: &str, times: CpuTimes) -> Result<(), LineError> {
     if id.is_empty() {
         if stat.total.replace(times).is_some() {
-            return Err("cpu total line appears twice".into());
+            return Err(LineError::TotalTwice);
         }
         return Ok(());
     }
     let n = parse_u64(id)
         .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| format!("bad CPU id in \"cpu{id}\""))?;
+        .ok_or_else(|| LineError::BadId(id.to_string()))?;
     if stat.cpus.insert(n, times).is_some() {
-        return Err(format!("cpu{n} appears twice"));
+        return Err(LineError::CpuTwice(n));
     }
     Ok(())
 }
 
-fn cpu_times<'a>(fields: impl Iterator<Item = &'a str>) -> Result<CpuTimes, String> {
+fn cpu_times<'a>(fields: impl Iterator<Item = &'a str>) -> Result<CpuTimes, LineError> {
     let mut v = [None; 10];
     let mut n = 0;
     for field in fields {
-        let value = parse_u64(field).ok_or_else(|| format!("{field:?} is not a tick count"))?;
+        let value = parse_u64(field).ok_or_else(|| LineError::NotTicks(field.to_string()))?;
         // Columns a future kernel appends are not known to us yet.
         if let Some(slot) = v.get_mut(n) {
             *slot = Some(value);
@@ -169,7 +185,7 @@ fn cpu_times<'a>(fields: impl Iterator<Item = &'a str>) -> Result<CpuTimes, Stri
         guest_nice,
     ] = v
     else {
-        return Err(format!("cpu line has {n} numbers, expected at least 4"));
+        return Err(LineError::TooFew(n));
     };
     Ok(CpuTimes {
         user,

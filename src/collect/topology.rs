@@ -88,7 +88,9 @@ pub fn online_cpus(fs: &mut Fs) -> Result<Vec<u32>, ReadError> {
     // read every interval: kept open
     let id = fs.file_id(Base::Sys, &rel);
     let first = match fs.read_id(id) {
-        Ok(text) => return cpulist::parse(text).map_err(|msg| ReadError::Io(path, msg)),
+        Ok(text) => {
+            return cpulist::parse(text).map_err(|e| ReadError::Io(path, e.to_string()));
+        }
         Err(e) => e,
     };
     let Ok(dirs) = cpu_dirs(fs) else {
@@ -217,9 +219,20 @@ fn node_link(fs: &mut Fs, cpu: u32) -> Option<u32> {
     names.iter().find_map(|n| numbered(n, "node"))
 }
 
+/// Why a hex CPU mask does not parse.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum CpumaskError {
+    /// More digits than any kernel's CPU count needs.
+    #[error("CPU mask too long")]
+    TooLong,
+    /// A character that is not a hex digit or a comma.
+    #[error("not a hex CPU mask: {0:?}")]
+    NotHex(char),
+}
+
 /// Parses a kernel hex CPU mask (`0000,55555555,55555555`, most significant
 /// 32-bit word first) into CPU numbers.
-pub fn parse_cpumask(text: &str) -> Result<Vec<u32>, String> {
+pub fn parse_cpumask(text: &str) -> Result<Vec<u32>, CpumaskError> {
     let digits: Vec<char> = text
         .trim()
         .trim_matches('\0')
@@ -227,13 +240,11 @@ pub fn parse_cpumask(text: &str) -> Result<Vec<u32>, String> {
         .filter(|&c| c != ',')
         .collect();
     if digits.len() > 1 << 16 {
-        return Err("CPU mask too long".into());
+        return Err(CpumaskError::TooLong);
     }
     let mut cpus = Vec::new();
     for (i, c) in digits.iter().rev().enumerate() {
-        let nibble = c
-            .to_digit(16)
-            .ok_or_else(|| format!("not a hex CPU mask: {c:?}"))?;
+        let nibble = c.to_digit(16).ok_or(CpumaskError::NotHex(*c))?;
         for bit in 0..4 {
             if nibble & (1 << bit) != 0 {
                 cpus.push(i as u32 * 4 + bit);
@@ -530,7 +541,11 @@ mod tests {
         assert_eq!(parse_cpumask("0f\n").unwrap(), [0, 1, 2, 3]);
         assert_eq!(parse_cpumask("00000001,00000000").unwrap(), [32]);
         assert_eq!(parse_cpumask("").unwrap(), Vec::<u32>::new());
-        assert!(parse_cpumask("0x1").is_err());
+        assert_eq!(parse_cpumask("0x1").unwrap_err(), CpumaskError::NotHex('x'));
+        assert_eq!(
+            parse_cpumask("0x1").unwrap_err().to_string(),
+            "not a hex CPU mask: 'x'"
+        );
     }
 
     #[test]

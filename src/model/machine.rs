@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::base::Vendor;
 use crate::base::cpu_map::CpuMap;
+use crate::base::{Cause, Unavailable, Vendor};
 use crate::collect::cpufreq::{self, Boost, CpuFreqInfo};
 use crate::collect::cpuidle::{self, IdleDriver, IdleStateInfo};
 use crate::collect::cpuinfo::{self, CpuInfo};
@@ -44,7 +44,7 @@ pub struct Machine {
     /// cpufreq setup per online CPU that has one.
     pub cpufreq: Vec<CpuFreqInfo>,
     /// Why cpufreq is missing, when it is.
-    pub cpufreq_missing: Option<String>,
+    pub cpufreq_missing: Option<Unavailable>,
     /// Why the current-frequency file (`scaling_cur_freq`) is not read
     /// each interval even where it is the only frequency rung: one read of
     /// it cost more than [`cpufreq::COSTLY_READ_NS`].
@@ -56,7 +56,7 @@ pub struct Machine {
     /// cpuidle states per CPU.
     pub idle_states: CpuMap<Vec<IdleStateInfo>>,
     /// Why cpuidle states are missing, when they are.
-    pub idle_missing: Option<String>,
+    pub idle_missing: Option<Unavailable>,
     /// Kernel command line, ASLR, SMT, hypervisor and similar.
     pub kernel: KernelFacts,
     /// Whether `cpuN/thermal_throttle` exists (checked on the first CPU).
@@ -104,7 +104,9 @@ impl Machine {
                     cpufreq.push(info);
                 }
                 Err(e) => {
-                    cpufreq_missing.get_or_insert_with(|| format!("no cpufreq: {e}"));
+                    cpufreq_missing.get_or_insert_with(|| {
+                        Unavailable::new(e.cause(), format!("no cpufreq: {e}"))
+                    });
                 }
             }
         }
@@ -115,7 +117,8 @@ impl Machine {
             }
         }
         if !cpufreq.is_empty() && cpufreq.len() < online.len() {
-            cpufreq_missing = cpufreq_missing.map(|m| format!("on some CPUs: {m}"));
+            cpufreq_missing =
+                cpufreq_missing.map(|m| Unavailable::new(m.cause, format!("on some CPUs: {m}")));
         } else if !cpufreq.is_empty() {
             cpufreq_missing = None;
         }
@@ -128,17 +131,28 @@ impl Machine {
                     idle_states.insert(cpu, states);
                 }
                 Ok(_) => {
-                    idle_missing.get_or_insert_with(|| format!("cpu{cpu} has no cpuidle states"));
+                    idle_missing.get_or_insert_with(|| {
+                        Unavailable::new(
+                            Cause::KernelLacks,
+                            format!("cpu{cpu} has no cpuidle states"),
+                        )
+                    });
                 }
                 Err(e) => {
-                    idle_missing.get_or_insert_with(|| format!("no cpuidle states: {e}"));
+                    idle_missing.get_or_insert_with(|| {
+                        Unavailable::new(e.cause(), format!("no cpuidle states: {e}"))
+                    });
                 }
             }
         }
         if idle_states.is_empty() {
             idle_missing = Some(match idle_driver.driver.as_deref() {
-                Some(d) => format!("no cpuidle states (idle driver: {d})"),
-                None => idle_missing.unwrap_or_else(|| "no cpuidle driver".into()),
+                Some(d) => Unavailable::new(
+                    Cause::KernelLacks,
+                    format!("no cpuidle states (idle driver: {d})"),
+                ),
+                None => idle_missing
+                    .unwrap_or_else(|| Unavailable::new(Cause::KernelLacks, "no cpuidle driver")),
             });
         } else if idle_states.len() == online.len() {
             idle_missing = None;
@@ -499,8 +513,42 @@ impl Machine {
 
 #[cfg(test)]
 mod tests {
-    use super::base_mhz;
+    use super::{Machine, base_mhz};
+    use crate::base::Cause;
     use crate::collect::cpuinfo::CpuInfo;
+    use crate::os::fs::{Fs, Roots};
+
+    #[test]
+    fn missing_cpufreq_and_cpuidle_say_the_kernel_lacks_them() {
+        // a guest's sysfs: two CPUs online, neither cpufreq nor cpuidle
+        let dir = tempfile::tempdir().unwrap();
+        let cpu = dir.path().join("sys/devices/system/cpu");
+        for c in ["cpu0", "cpu1"] {
+            std::fs::create_dir_all(cpu.join(c)).unwrap();
+        }
+        std::fs::write(cpu.join("online"), "0-1\n").unwrap();
+        let m = Machine::read(&mut Fs::new(Roots::under(dir.path())));
+        let freq = m.cpufreq_missing.unwrap();
+        assert_eq!(freq.cause, Cause::KernelLacks);
+        assert!(freq.detail().starts_with("no cpufreq: no "), "{freq}");
+        let idle = m.idle_missing.unwrap();
+        assert_eq!(idle.cause, Cause::KernelLacks);
+        assert!(
+            idle.detail().starts_with("no cpuidle states: no "),
+            "{idle}"
+        );
+        // one CPU with cpufreq: the other's reason says it is some CPUs
+        let policy = cpu.join("cpu0/cpufreq");
+        std::fs::create_dir_all(&policy).unwrap();
+        std::fs::write(policy.join("scaling_governor"), "performance\n").unwrap();
+        let m = Machine::read(&mut Fs::new(Roots::under(dir.path())));
+        let freq = m.cpufreq_missing.unwrap();
+        assert_eq!(freq.cause, Cause::KernelLacks);
+        assert!(
+            freq.detail().starts_with("on some CPUs: no cpufreq: no "),
+            "{freq}"
+        );
+    }
 
     fn info(name: &str, mhz: &[f64]) -> CpuInfo {
         CpuInfo {

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::base::counter::Width;
 use crate::base::cpu_map::CpuMap;
+use crate::base::{Cause, Unavailable};
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
@@ -37,7 +38,7 @@ impl Rung {
 }
 
 /// A value, or the reason it could not be read.
-pub type Reading<T> = Result<T, String>;
+pub type Reading<T> = Result<T, Unavailable>;
 
 /// One energy counter as read, with what it takes to turn it into joules.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,10 +142,10 @@ impl Snapshot {
         Snapshot {
             time,
             online,
-            stat: Err(NOT.into()),
-            interrupts: Err(NOT.into()),
-            softirqs: Err(NOT.into()),
-            schedstat: Err(NOT.into()),
+            stat: Err(Unavailable::new(Cause::Failed, NOT)),
+            interrupts: Err(Unavailable::new(Cause::Failed, NOT)),
+            softirqs: Err(Unavailable::new(Cause::Failed, NOT)),
+            schedstat: Err(Unavailable::new(Cause::Failed, NOT)),
             csw: CpuMap::new(),
             migrations: CpuMap::new(),
             hw: CpuMap::new(),

@@ -151,28 +151,77 @@ impl Default for NoiseConfig {
     }
 }
 
+/// Why a config file's text is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// It is not TOML of the known keys.
+    #[error("{0}")]
+    Toml(toml::de::Error),
+    /// A threshold is negative or not a number.
+    #[error("{key} must be a number ≥ 0, not {value}")]
+    NotANumber {
+        /// The key, with its table (`[watched] csw-per-s`).
+        key: String,
+        /// What it was given.
+        value: f64,
+    },
+    /// `crit-factor` below 1 would make a critical level below the limit.
+    #[error("crit-factor must be at least 1, not {0}")]
+    CritFactor(f64),
+}
+
+/// Why a config file cannot be used: it cannot be read, or is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigFileError {
+    /// The file cannot be read.
+    #[error("{}: {err}", .path.display())]
+    Unreadable {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What reading it said.
+        err: std::io::Error,
+    },
+    /// Its text is refused.
+    #[error("{}: {err}", .path.display())]
+    Refused {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        err: ConfigError,
+    },
+}
+
 impl NoiseConfig {
     /// Parses a config file's text; absent keys keep their defaults.
-    pub fn parse(text: &str) -> Result<NoiseConfig, String> {
-        let c: NoiseConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<NoiseConfig, ConfigError> {
+        let c: NoiseConfig = toml::from_str(text).map_err(ConfigError::Toml)?;
         c.validate()?;
         Ok(c)
     }
 
     /// Reads a config file.
-    pub fn load(path: &Path) -> Result<NoiseConfig, String> {
+    pub fn load(path: &Path) -> Result<NoiseConfig, ConfigFileError> {
         let text =
-            crate::os::read_small(path, 1 << 20).map_err(|e| format!("{}: {e}", path.display()))?;
-        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+            crate::os::read_small(path, 1 << 20).map_err(|err| ConfigFileError::Unreadable {
+                path: path.to_path_buf(),
+                err,
+            })?;
+        Self::parse(&text).map_err(|err| ConfigFileError::Refused {
+            path: path.to_path_buf(),
+            err,
+        })
     }
 
     /// Refuses thresholds that would make every reading noisy or none.
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ConfigError> {
         let finite = |name: &str, v: f64| {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(format!("{name} must be a number ≥ 0, not {v}"))
+                Err(ConfigError::NotANumber {
+                    key: name.to_string(),
+                    value: v,
+                })
             }
         };
         for (side, l) in [("watched", &self.watched), ("other", &self.other)] {
@@ -194,10 +243,7 @@ impl NoiseConfig {
         }
         finite("crit-factor", self.crit_factor)?;
         if self.crit_factor < 1.0 {
-            return Err(format!(
-                "crit-factor must be at least 1, not {}",
-                self.crit_factor
-            ));
+            return Err(ConfigError::CritFactor(self.crit_factor));
         }
         finite("[idle] deep-min-pct", self.idle.deep_min_pct)?;
         finite("[smt] sibling-busy-pct", self.smt.sibling_busy_pct)
@@ -239,10 +285,15 @@ mod tests {
         assert!((c.watched.csw_per_s - 5.0).abs() < f64::EPSILON);
         assert_eq!(c.other, Limits::other());
         let e = NoiseConfig::parse("[watched]\ncsw-per-sec = 5\n").unwrap_err();
-        assert!(e.contains("unknown field `csw-per-sec`"), "{e}");
+        assert!(matches!(e, ConfigError::Toml(_)), "{e}");
+        assert!(e.to_string().contains("unknown field `csw-per-sec`"), "{e}");
         let e = NoiseConfig::parse("crit-factor = 0.5\n").unwrap_err();
-        assert!(e.contains("crit-factor must be at least 1"), "{e}");
+        assert!(matches!(e, ConfigError::CritFactor(0.5)), "{e}");
+        assert_eq!(e.to_string(), "crit-factor must be at least 1, not 0.5");
         let e = NoiseConfig::parse("[other]\nsteal-pct = -1\n").unwrap_err();
-        assert!(e.contains("[other] steal-pct must be a number"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "[other] steal-pct must be a number ≥ 0, not -1"
+        );
     }
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::os::fs::{MAX_FILE_BYTES, ReadError, read_capped};
 use crate::os::hw::{Hardware, Probe, Stamp};
-use crate::os::msr::{self, FakeMsr, MsrAccess};
+use crate::os::msr::{self, FakeMsr, MsrAccess, MsrFault, MsrRead};
 use crate::os::perf::{self, PerfCounts, PerfEvent};
 
 /// Name of the folder of instant `i`.
@@ -100,7 +100,7 @@ pub struct CaptureRecorder<H: Hardware> {
     inner: H,
     stamp: Stamp,
     perf: Vec<PerfCounts>,
-    msr: Vec<(u32, u32, Result<u64, String>)>,
+    msr: Vec<MsrRead>,
 }
 
 impl<H: Hardware> CaptureRecorder<H> {
@@ -165,7 +165,8 @@ impl<H: Hardware> Hardware for CaptureRecorder<H> {
         let r = self.inner.msr_read(cpu, reg)?;
         let logged = match &r {
             Ok(v) => Ok(*v),
-            Err(e) => Err(e.to_string()),
+            // the error's own words, as captures have always stored them
+            Err(e) => Err(MsrFault::Other(e.to_string())),
         };
         self.msr.push((cpu, reg, logged));
         Some(r)

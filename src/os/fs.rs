@@ -16,6 +16,8 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
+use crate::base::{Cause, Unavailable};
+
 /// Largest file noisetop accepts; /proc/interrupts on 1152 CPUs is 13.4 MB.
 pub const MAX_FILE_BYTES: usize = 64 << 20;
 
@@ -105,12 +107,29 @@ pub enum ReadError {
 }
 
 impl ReadError {
+    /// The kind of reason: a file the kernel lacks, one this user may not
+    /// read, or another failure.
+    pub fn cause(&self) -> Cause {
+        match self {
+            ReadError::Missing(_) => Cause::KernelLacks,
+            ReadError::Denied(_) => Cause::Permission,
+            ReadError::TooLarge(..) | ReadError::Io(..) => Cause::Failed,
+        }
+    }
+
     fn from_io(path: &Path, e: &io::Error) -> Self {
         match e.kind() {
             io::ErrorKind::NotFound => ReadError::Missing(path.to_path_buf()),
             io::ErrorKind::PermissionDenied => ReadError::Denied(path.to_path_buf()),
             _ => ReadError::Io(path.to_path_buf(), e.to_string()),
         }
+    }
+}
+
+/// A file that cannot be read leaves what it holds unknown, for its cause.
+impl From<ReadError> for Unavailable {
+    fn from(e: ReadError) -> Unavailable {
+        Unavailable::new(e.cause(), e.to_string())
     }
 }
 

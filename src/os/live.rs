@@ -59,7 +59,7 @@ impl LiveHw {
                     msr = Some(dev);
                     Ok(())
                 }
-                Some(Err(e)) => Err(e),
+                Some(Err(e)) => Err(e.to_string()),
                 None => Err("no online CPU".into()),
             }
         };

@@ -13,8 +13,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::base::ParseError;
 use crate::base::cpu_map::CpuMap;
+use crate::base::{Cause, ParseError};
 
 /// Reads one 64-bit MSR of one CPU.
 pub trait MsrAccess {
@@ -56,10 +56,10 @@ impl DevMsr {
     }
 
     /// Opens CPU `cpu`'s device and says, for the user, why MSRs are unusable.
-    pub fn probe(&mut self, cpu: u32) -> Result<(), String> {
+    pub fn probe(&mut self, cpu: u32) -> Result<(), MsrOpenError> {
         match self.file(cpu) {
             Ok(_) => Ok(()),
-            Err(e) => Err(self.open_reason(cpu, &e)),
+            Err(e) => Err(self.open_reason(cpu, e)),
         }
     }
 
@@ -76,22 +76,74 @@ impl DevMsr {
             .ok_or_else(|| io::Error::other("msr file vanished"))
     }
 
-    fn open_reason(&self, cpu: u32, e: &io::Error) -> String {
+    fn open_reason(&self, cpu: u32, e: io::Error) -> MsrOpenError {
         let path = self.path(cpu);
-        let shown = path.display();
         match (e.kind(), e.raw_os_error()) {
             (io::ErrorKind::NotFound, _) if cpu != 0 && self.path(0).exists() => {
-                format!("no {shown}: CPU {cpu} is offline or does not exist")
+                MsrOpenError::NoSuchCpu { path, cpu }
             }
-            (io::ErrorKind::NotFound, _) => {
-                format!("no {shown}: load the msr module (modprobe msr) and run as root")
-            }
-            (io::ErrorKind::PermissionDenied, _) => {
-                format!("{shown}: permission denied: run as root or grant CAP_SYS_RAWIO")
-            }
-            (_, Some(libc::ENXIO)) => format!("{shown}: CPU {cpu} is offline"),
-            (_, Some(libc::EIO)) => format!("{shown}: CPU {cpu} has no MSR support"),
-            _ => format!("{shown}: {e}"),
+            (io::ErrorKind::NotFound, _) => MsrOpenError::NoDriver(path),
+            (io::ErrorKind::PermissionDenied, _) => MsrOpenError::Denied(path),
+            (_, Some(libc::ENXIO)) => MsrOpenError::Offline { path, cpu },
+            (_, Some(libc::EIO)) => MsrOpenError::NoSupport { path, cpu },
+            _ => MsrOpenError::Other { path, source: e },
+        }
+    }
+}
+
+/// Why a CPU's msr device cannot be opened, with what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum MsrOpenError {
+    /// No device for this CPU while CPU 0 has one.
+    #[error("no {}: CPU {cpu} is offline or does not exist", .path.display())]
+    NoSuchCpu {
+        /// The device.
+        path: PathBuf,
+        /// The CPU.
+        cpu: u32,
+    },
+    /// No device at all: the msr module is not loaded.
+    #[error("no {}: load the msr module (modprobe msr) and run as root", .0.display())]
+    NoDriver(PathBuf),
+    /// Not root, or without `CAP_SYS_RAWIO`.
+    #[error("{}: permission denied: run as root or grant CAP_SYS_RAWIO", .0.display())]
+    Denied(PathBuf),
+    /// The driver says the CPU is offline (ENXIO).
+    #[error("{}: CPU {cpu} is offline", .path.display())]
+    Offline {
+        /// The device.
+        path: PathBuf,
+        /// The CPU.
+        cpu: u32,
+    },
+    /// The CPU has no MSRs (EIO).
+    #[error("{}: CPU {cpu} has no MSR support", .path.display())]
+    NoSupport {
+        /// The device.
+        path: PathBuf,
+        /// The CPU.
+        cpu: u32,
+    },
+    /// Any other failure of the open.
+    #[error("{}: {source}", .path.display())]
+    Other {
+        /// The device.
+        path: PathBuf,
+        /// What the open said.
+        source: io::Error,
+    },
+}
+
+impl MsrOpenError {
+    /// The kind of reason: permission, a kernel or CPU without MSRs, or
+    /// another failure.
+    pub fn cause(&self) -> Cause {
+        match self {
+            MsrOpenError::Denied(_) => Cause::Permission,
+            MsrOpenError::NoDriver(_) | MsrOpenError::NoSupport { .. } => Cause::KernelLacks,
+            MsrOpenError::NoSuchCpu { .. }
+            | MsrOpenError::Offline { .. }
+            | MsrOpenError::Other { .. } => Cause::Failed,
         }
     }
 }
@@ -110,28 +162,66 @@ const NO_DEVICE: &str = "no msr device: load the msr module (modprobe msr) and r
 const OFFLINE: &str = "CPU offline";
 const SHORT: &str = "short read (not an msr device?)";
 
-/// Says for the user what a register read error means (EIO: "not supported on this CPU").
-pub fn describe(err: &io::Error) -> String {
-    match (err.raw_os_error(), err.kind()) {
-        (Some(libc::EIO), _) => NOT_SUPPORTED.into(),
-        (Some(libc::ENXIO), _) => OFFLINE.into(),
-        (_, io::ErrorKind::PermissionDenied) => DENIED.into(),
-        (_, io::ErrorKind::NotFound) => NO_DEVICE.into(),
-        (_, io::ErrorKind::UnexpectedEof) => SHORT.into(),
-        _ => err.to_string(),
+/// Why one register read failed, as a capture stores it: the kinds the
+/// driver's errno tells apart, or the words of another error.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum MsrFault {
+    /// EIO: the CPU lacks the register.
+    #[error("{NOT_SUPPORTED}")]
+    NotSupported,
+    /// ENXIO: the CPU is offline.
+    #[error("{OFFLINE}")]
+    Offline,
+    /// Not root, or without `CAP_SYS_RAWIO`.
+    #[error("{DENIED}")]
+    Denied,
+    /// No msr device.
+    #[error("{NO_DEVICE}")]
+    NoDevice,
+    /// Fewer than 8 bytes came back.
+    #[error("{SHORT}")]
+    Short,
+    /// Another error, in its own words.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl MsrFault {
+    /// Reads a fault back from its text (`MsrFault::from_text(&f.to_string()) == f`).
+    pub fn from_text(msg: &str) -> MsrFault {
+        match msg {
+            NOT_SUPPORTED => MsrFault::NotSupported,
+            OFFLINE => MsrFault::Offline,
+            DENIED => MsrFault::Denied,
+            NO_DEVICE => MsrFault::NoDevice,
+            SHORT => MsrFault::Short,
+            other => MsrFault::Other(other.to_string()),
+        }
+    }
+
+    /// Rebuilds the error a read gave, so a replayed read fails the way the
+    /// recorded one did (`describe(&f.to_io()) == f`).
+    pub fn to_io(&self) -> io::Error {
+        match self {
+            MsrFault::NotSupported => io::Error::from_raw_os_error(libc::EIO),
+            MsrFault::Offline => io::Error::from_raw_os_error(libc::ENXIO),
+            MsrFault::Denied => io::Error::from_raw_os_error(libc::EACCES),
+            MsrFault::NoDevice => io::Error::from_raw_os_error(libc::ENOENT),
+            MsrFault::Short => io::Error::new(io::ErrorKind::UnexpectedEof, SHORT),
+            MsrFault::Other(words) => io::Error::other(words.clone()),
+        }
     }
 }
 
-/// Rebuilds an error from its `describe` text, so a replayed read fails the
-/// way the recorded one did (`describe(&error_from_text(s)) == s`).
-pub fn error_from_text(msg: &str) -> io::Error {
-    match msg {
-        NOT_SUPPORTED => io::Error::from_raw_os_error(libc::EIO),
-        OFFLINE => io::Error::from_raw_os_error(libc::ENXIO),
-        DENIED => io::Error::from_raw_os_error(libc::EACCES),
-        NO_DEVICE => io::Error::from_raw_os_error(libc::ENOENT),
-        SHORT => io::Error::new(io::ErrorKind::UnexpectedEof, SHORT),
-        other => io::Error::other(other.to_string()),
+/// Says for the user what a register read error means (EIO: "not supported on this CPU").
+pub fn describe(err: &io::Error) -> MsrFault {
+    match (err.raw_os_error(), err.kind()) {
+        (Some(libc::EIO), _) => MsrFault::NotSupported,
+        (Some(libc::ENXIO), _) => MsrFault::Offline,
+        (_, io::ErrorKind::PermissionDenied) => MsrFault::Denied,
+        (_, io::ErrorKind::NotFound) => MsrFault::NoDevice,
+        (_, io::ErrorKind::UnexpectedEof) => MsrFault::Short,
+        _ => MsrFault::Other(err.to_string()),
     }
 }
 
@@ -140,8 +230,8 @@ pub fn error_from_text(msg: &str) -> io::Error {
 pub struct FakeMsr {
     /// Register values by (cpu, register).
     pub values: RegValues,
-    /// Recorded failures by (cpu, register), as `describe` texts.
-    pub errors: BTreeMap<(u32, u32), String>,
+    /// Recorded failures by (cpu, register).
+    pub errors: BTreeMap<(u32, u32), MsrFault>,
 }
 
 impl MsrAccess for FakeMsr {
@@ -150,7 +240,7 @@ impl MsrAccess for FakeMsr {
             return Ok(*v);
         }
         match self.errors.get(&(cpu, reg)) {
-            Some(msg) => Err(error_from_text(msg)),
+            Some(fault) => Err(fault.to_io()),
             None => Err(io::Error::from_raw_os_error(libc::EIO)),
         }
     }
@@ -198,8 +288,8 @@ impl RegValues {
     }
 }
 
-/// One recorded read: cpu, register, and the value or the `describe` text.
-pub type MsrRead = (u32, u32, Result<u64, String>);
+/// One recorded read: cpu, register, and the value or why it failed.
+pub type MsrRead = (u32, u32, Result<u64, MsrFault>);
 
 const TABLE: &str = "msr table";
 
@@ -211,10 +301,10 @@ pub fn write_table(reads: &[MsrRead]) -> String {
     for (cpu, reg, r) in reads {
         let _ = match r {
             Ok(v) => writeln!(out, "{cpu} {reg:#x} {v:#x}"),
-            Err(msg) => writeln!(
+            Err(fault) => writeln!(
                 out,
                 "{cpu} {reg:#x} error {}",
-                msg.replace(['\n', '\r'], " ")
+                fault.to_string().replace(['\n', '\r'], " ")
             ),
         };
     }
@@ -230,36 +320,52 @@ pub fn parse_table(text: &str) -> Result<FakeMsr, ParseError> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (cpu, reg, rest) = parse_line(line).map_err(|m| ParseError::new(TABLE, i + 1, m))?;
+        let (cpu, reg, rest) =
+            parse_line(line).map_err(|m| ParseError::new(TABLE, i + 1, m.to_string()))?;
         let key = (cpu, reg);
         match rest {
             Ok(v) => {
                 fake.errors.remove(&key);
                 fake.values.insert(key, v);
             }
-            Err(msg) => {
+            Err(fault) => {
                 fake.values.remove(&key);
-                fake.errors.insert(key, msg);
+                fake.errors.insert(key, fault);
             }
         }
     }
     Ok(fake)
 }
 
-fn parse_line(line: &str) -> Result<MsrRead, String> {
-    let (cpu, rest) = next_token(line).ok_or("missing cpu")?;
-    let cpu: u32 = cpu.parse().map_err(|_| format!("bad cpu {cpu:?}"))?;
-    let (reg, rest) = next_token(rest).ok_or("missing register")?;
-    let reg = u32::try_from(parse_num(reg)?).map_err(|_| format!("register {reg} too large"))?;
-    let (value, rest) = next_token(rest).ok_or("missing value")?;
+/// What is wrong with one line of the msr table.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+enum LineError {
+    #[error("missing {0}")]
+    Missing(&'static str),
+    #[error("bad cpu {0:?}")]
+    BadCpu(String),
+    #[error("register {0} too large")]
+    RegisterTooLarge(String),
+    #[error("unexpected text after the value: {0:?}")]
+    Trailing(String),
+    #[error("not a number: {0:?}")]
+    NotANumber(String),
+}
+
+fn parse_line(line: &str) -> Result<MsrRead, LineError> {
+    let (cpu, rest) = next_token(line).ok_or(LineError::Missing("cpu"))?;
+    let cpu: u32 = cpu
+        .parse()
+        .map_err(|_| LineError::BadCpu(cpu.to_string()))?;
+    let (reg, rest) = next_token(rest).ok_or(LineError::Missing("register"))?;
+    let reg =
+        u32::try_from(parse_num(reg)?).map_err(|_| LineError::RegisterTooLarge(reg.to_string()))?;
+    let (value, rest) = next_token(rest).ok_or(LineError::Missing("value"))?;
     if value == "error" {
-        return Ok((cpu, reg, Err(rest.trim().to_string())));
+        return Ok((cpu, reg, Err(MsrFault::from_text(rest.trim()))));
     }
     if !rest.trim().is_empty() {
-        return Err(format!(
-            "unexpected text after the value: {:?}",
-            rest.trim()
-        ));
+        return Err(LineError::Trailing(rest.trim().to_string()));
     }
     Ok((cpu, reg, Ok(parse_num(value)?)))
 }
@@ -273,12 +379,12 @@ fn next_token(s: &str) -> Option<(&str, &str)> {
     Some(s.split_at(end))
 }
 
-fn parse_num(s: &str) -> Result<u64, String> {
+fn parse_num(s: &str) -> Result<u64, LineError> {
     let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16),
         None => s.parse(),
     };
-    parsed.map_err(|_| format!("not a number: {s:?}"))
+    parsed.map_err(|_| LineError::NotANumber(s.to_string()))
 }
 
 #[cfg(test)]
@@ -308,14 +414,15 @@ mod tests {
     fn dev_msr_preads_at_the_register_offset() {
         let dir = dev_tree();
         let mut m = DevMsr::new(dir.path());
-        assert_eq!(m.probe(0), Ok(()));
+        assert!(m.probe(0).is_ok());
         assert_eq!(m.read(0, 0x10).unwrap(), 0x0123_4567_89AB_CDEF);
         assert_eq!(m.read(0, 0x611).unwrap(), 0xDEAD_BEEF);
         // a hole in the sparse file reads as zeros
         assert_eq!(m.read(0, 0x100).unwrap(), 0);
         // past the end: a short read, described rather than a panic
         let e = m.read(0, 0x1000).unwrap_err();
-        assert_eq!(describe(&e), "short read (not an msr device?)");
+        assert_eq!(describe(&e), MsrFault::Short);
+        assert_eq!(describe(&e).to_string(), "short read (not an msr device?)");
     }
 
     #[test]
@@ -336,8 +443,14 @@ mod tests {
             "no {}/cpu/0/msr: load the msr module (modprobe msr) and run as root",
             dir.path().display()
         );
-        assert_eq!(m.probe(0), Err(want));
-        assert_eq!(describe(&m.read(0, 0x10).unwrap_err()), NO_DEVICE);
+        let why = m.probe(0).unwrap_err();
+        assert!(matches!(why, MsrOpenError::NoDriver(_)), "{why}");
+        assert_eq!(why.cause(), Cause::KernelLacks);
+        assert_eq!(why.to_string(), want);
+        assert_eq!(
+            describe(&m.read(0, 0x10).unwrap_err()).to_string(),
+            NO_DEVICE
+        );
     }
 
     #[test]
@@ -348,24 +461,35 @@ mod tests {
             "no {}/cpu/5/msr: CPU 5 is offline or does not exist",
             dir.path().display()
         );
-        assert_eq!(m.probe(5), Err(want));
+        let why = m.probe(5).unwrap_err();
+        assert!(
+            matches!(why, MsrOpenError::NoSuchCpu { cpu: 5, .. }),
+            "{why}"
+        );
+        assert_eq!(why.to_string(), want);
     }
 
     #[test]
     fn probe_reasons_for_permission_and_driver_errors() {
         let m = DevMsr::new(Path::new("/dev"));
-        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        let denied = m.open_reason(0, io::Error::from_raw_os_error(libc::EACCES));
+        assert_eq!(denied.cause(), Cause::Permission);
         assert_eq!(
-            m.open_reason(0, &denied),
+            denied.to_string(),
             "/dev/cpu/0/msr: permission denied: run as root or grant CAP_SYS_RAWIO"
         );
-        let eperm = io::Error::from_raw_os_error(libc::EPERM);
+        let eperm = m.open_reason(3, io::Error::from_raw_os_error(libc::EPERM));
+        assert_eq!(eperm.cause(), Cause::Permission);
         assert!(
-            m.open_reason(3, &eperm)
+            eperm
+                .to_string()
                 .ends_with("run as root or grant CAP_SYS_RAWIO")
         );
-        let enxio = io::Error::from_raw_os_error(libc::ENXIO);
-        assert_eq!(m.open_reason(2, &enxio), "/dev/cpu/2/msr: CPU 2 is offline");
+        let enxio = m.open_reason(2, io::Error::from_raw_os_error(libc::ENXIO));
+        assert_eq!(enxio.to_string(), "/dev/cpu/2/msr: CPU 2 is offline");
+        let eio = m.open_reason(2, io::Error::from_raw_os_error(libc::EIO));
+        assert_eq!(eio.cause(), Cause::KernelLacks);
+        assert_eq!(eio.to_string(), "/dev/cpu/2/msr: CPU 2 has no MSR support");
     }
 
     #[test]
@@ -377,20 +501,20 @@ mod tests {
         let mut m = DevMsr::new(dir.path());
         // root (CAP_DAC_OVERRIDE) opens a mode-000 file anyway; others must get the reason
         if File::open(&p).is_ok() {
-            assert_eq!(m.probe(0), Ok(()));
+            assert!(m.probe(0).is_ok());
         } else {
             let want = format!(
                 "{}: permission denied: run as root or grant CAP_SYS_RAWIO",
                 p.display()
             );
-            assert_eq!(m.probe(0), Err(want));
+            assert_eq!(m.probe(0).unwrap_err().to_string(), want);
         }
     }
 
     #[test]
     fn eio_reads_as_not_supported() {
         assert_eq!(
-            describe(&io::Error::from_raw_os_error(libc::EIO)),
+            describe(&io::Error::from_raw_os_error(libc::EIO)).to_string(),
             "not supported on this CPU"
         );
         let mut f = FakeMsr::default();
@@ -399,7 +523,7 @@ mod tests {
     }
 
     #[test]
-    fn describe_and_error_from_text_round_trip() {
+    fn describe_and_from_text_round_trip() {
         for s in [
             NOT_SUPPORTED,
             DENIED,
@@ -408,10 +532,13 @@ mod tests {
             SHORT,
             "something odd (os error 99)",
         ] {
-            assert_eq!(describe(&error_from_text(s)), s);
+            let fault = MsrFault::from_text(s);
+            assert_eq!(fault.to_string(), s);
+            assert_eq!(describe(&fault.to_io()), fault);
         }
+        assert_eq!(MsrFault::from_text(DENIED), MsrFault::Denied);
         assert_eq!(
-            error_from_text(NOT_SUPPORTED).raw_os_error(),
+            MsrFault::NotSupported.to_io().raw_os_error(),
             Some(libc::EIO)
         );
     }
@@ -421,7 +548,7 @@ mod tests {
         let reads = vec![
             (0, 0x10, Ok(0xFFFF_FFFF_FFFF_FFFF)),
             (3, 0xC001_029B, Ok(0)),
-            (1, 0x611, Err("not supported on this CPU".to_string())),
+            (1, 0x611, Err(MsrFault::NotSupported)),
         ];
         let text = write_table(&reads);
         let lines: Vec<&str> = text.lines().collect();
@@ -441,8 +568,9 @@ mod tests {
         let reads = vec![
             (0, 0x10, Ok(0x1234)),
             (0, 0xE7, Ok(u64::MAX)),
-            (1, 0x611, Err(NOT_SUPPORTED.to_string())),
-            (1, 0x19C, Err(DENIED.to_string())),
+            (1, 0x611, Err(MsrFault::NotSupported)),
+            (1, 0x19C, Err(MsrFault::Denied)),
+            (2, 0x10, Err(MsrFault::Other("odd (os error 99)".into()))),
         ];
         let mut fake = parse_table(&write_table(&reads)).unwrap();
         let back: Vec<MsrRead> = reads
@@ -456,10 +584,7 @@ mod tests {
     fn table_keeps_the_last_line_for_a_register() {
         let fake =
             parse_table("0 0x10 0x1\n0 0x10 error CPU offline\n0 0xe8 5\n0 0xe8 0x6\n").unwrap();
-        assert_eq!(
-            fake.errors.get(&(0, 0x10)).map(String::as_str),
-            Some("CPU offline")
-        );
+        assert_eq!(fake.errors.get(&(0, 0x10)), Some(&MsrFault::Offline));
         assert!(!fake.values.contains_key(&(0, 0x10)));
         assert_eq!(fake.values.get(&(0, 0xE8)), Some(&6));
     }

@@ -23,8 +23,9 @@ use perf_event::events::{Dynamic, Hardware as HwEvent, Software};
 use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
 
-use crate::base::{ParseError, cpulist};
-use crate::os::fs::{Base, Fs};
+use crate::base::cpulist::{self, CpuListError};
+use crate::base::{Cause, ParseError};
+use crate::os::fs::{Base, Fs, ReadError};
 
 /// One counter noisetop knows how to open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -302,7 +303,7 @@ impl PerfSet {
                         set.scales.push((e, s));
                     }
                 }
-                Err(reason) => failed.add(e, reason),
+                Err(reason) => failed.add(e, reason.to_string()),
             }
         }
         let sorted = |list: &[u32]| {
@@ -521,12 +522,28 @@ impl PerfSet {
     }
 }
 
+/// Why a PMU's `cpumask` gives no CPUs.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum CpumaskError {
+    /// The file cannot be read (no such PMU).
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// It does not hold a CPU list.
+    #[error("{rel}: {source}")]
+    Parse {
+        /// The file, relative to sysfs.
+        rel: String,
+        /// What is wrong with the list.
+        source: CpuListError,
+    },
+}
+
 /// The CPUs a package-scope PMU counts on (its sysfs `cpumask`): one per
 /// package, the `package_cpus` argument of `PerfSet::open`.
-pub fn pmu_cpumask(fs: &mut Fs, pmu: &str) -> Result<Vec<u32>, String> {
+pub fn pmu_cpumask(fs: &mut Fs, pmu: &str) -> Result<Vec<u32>, CpumaskError> {
     let rel = format!("bus/event_source/devices/{pmu}/cpumask");
-    let text = fs.read(Base::Sys, &rel).map_err(|e| e.to_string())?;
-    cpulist::parse(text).map_err(|e| format!("{rel}: {e}"))
+    let text = fs.read(Base::Sys, &rel)?;
+    cpulist::parse(text).map_err(|source| CpumaskError::Parse { rel, source })
 }
 
 fn nanos(d: Option<std::time::Duration>) -> u64 {
@@ -601,12 +618,110 @@ fn open_reason(cpu: u32, ev: PerfEvent, e: &io::Error) -> String {
     }
 }
 
+/// Why an event is not tried here, found from sysfs before any open.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// No core PMU counts perf's generic hardware events.
+    #[error("{NO_HW_PMU_REASON}")]
+    NoCorePmu,
+    /// The event's PMU is not in sysfs.
+    #[error("no perf {pmu} PMU ({why})")]
+    NoPmu {
+        /// The PMU's sysfs name.
+        pmu: &'static str,
+        /// Where it is found, and where not.
+        why: &'static str,
+    },
+    /// The PMU is there but lists no such event.
+    #[error("perf {pmu} PMU has no {name} event{why}")]
+    NoEvent {
+        /// The PMU's sysfs name.
+        pmu: &'static str,
+        /// The event's name.
+        name: &'static str,
+        /// Where it is missing, with its leading space, or nothing.
+        why: &'static str,
+    },
+    /// A package-scope event was asked for without a CPU of each package.
+    #[error("perf {event}: no package CPU given (read it from {pmu}/cpumask)", event = .0, pmu = .0.pmu())]
+    NoPackageCpu(PerfEvent),
+    /// A `format/*` file of the PMU is not one perf-event2 can use.
+    #[error("perf {event}: {source}")]
+    Format {
+        /// The event.
+        event: PerfEvent,
+        /// What is wrong with the format.
+        source: FormatError,
+    },
+    /// A file perf-event2 would open to build the event is not a small
+    /// regular file.
+    #[error("perf {event}: {source}")]
+    Description {
+        /// The event.
+        event: PerfEvent,
+        /// Why the file was refused.
+        source: ReadError,
+    },
+    /// perf-event2 cannot build the event from its sysfs description.
+    #[error("perf {event}: cannot read its sysfs description: {source}")]
+    Dynamic {
+        /// The event.
+        event: PerfEvent,
+        /// What perf-event2 said.
+        source: io::Error,
+    },
+    /// An energy event's `.scale` cannot be read.
+    #[error("{0} (energy counts need a scale)")]
+    ScaleUnreadable(ReadError),
+    /// An energy event's `.scale` holds no positive number.
+    #[error("{}: not a positive number: {text:?}", .path.display())]
+    BadScale {
+        /// The `.scale` file.
+        path: PathBuf,
+        /// What it holds, trimmed.
+        text: String,
+    },
+}
+
+impl PlanError {
+    /// The kind of reason: what this kernel or CPU lacks, or a damaged tree.
+    pub fn cause(&self) -> Cause {
+        match self {
+            PlanError::NoCorePmu | PlanError::NoPmu { .. } | PlanError::NoEvent { .. } => {
+                Cause::KernelLacks
+            }
+            _ => Cause::Failed,
+        }
+    }
+}
+
+/// Why a PMU's `format/*` files were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    /// The `format` directory cannot be listed.
+    #[error("{}: {source}", .dir.display())]
+    Unlisted {
+        /// The directory.
+        dir: PathBuf,
+        /// What listing it said.
+        source: io::Error,
+    },
+    /// A file does not say `config[12]:LO[-HI]` with bits below 64.
+    #[error("{}: unexpected format {text:?}", .path.display())]
+    Unexpected {
+        /// The file.
+        path: PathBuf,
+        /// What it holds, trimmed.
+        text: String,
+    },
+}
+
 /// Decides whether an event can be tried here, reading sysfs only.
 fn plan_event(
     devices: &Path,
     e: PerfEvent,
     package_cpus: &[u32],
-) -> Result<(Kind, Option<f64>), String> {
+) -> Result<(Kind, Option<f64>), PlanError> {
     match e {
         PerfEvent::ContextSwitches => return Ok((Kind::Soft(Software::CONTEXT_SWITCHES), None)),
         PerfEvent::Migrations => return Ok((Kind::Soft(Software::CPU_MIGRATIONS), None)),
@@ -623,20 +738,18 @@ fn plan_event(
     }
     availability(devices, e)?;
     if e.is_package_scope() && package_cpus.is_empty() {
-        return Err(format!(
-            "perf {e}: no package CPU given (read it from {}/cpumask)",
-            e.pmu()
-        ));
+        return Err(PlanError::NoPackageCpu(e));
     }
     let dir = devices.join(e.pmu());
-    check_format(&dir.join("format")).map_err(|why| format!("perf {e}: {why}"))?;
-    check_description(&dir, e.name()).map_err(|why| format!("perf {e}: {why}"))?;
+    check_format(&dir.join("format")).map_err(|source| PlanError::Format { event: e, source })?;
+    check_description(&dir, e.name())
+        .map_err(|source| PlanError::Description { event: e, source })?;
     let dynamic = perf_event::events::DynamicBuilder::new(&dir)
         .and_then(|mut b| {
             b.event(e.name())?;
             b.build().map_err(io::Error::other)
         })
-        .map_err(|err| format!("perf {e}: cannot read its sysfs description: {err}"))?;
+        .map_err(|source| PlanError::Dynamic { event: e, source })?;
     let scale = if e.is_energy() {
         Some(read_scale(
             &dir.join("events").join(format!("{}.scale", e.name())),
@@ -648,7 +761,7 @@ fn plan_event(
 }
 
 /// Says why an event's PMU or event file is missing from sysfs.
-fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
+fn availability(devices: &Path, e: PerfEvent) -> Result<(), PlanError> {
     let pmu = e.pmu();
     if pmu == SOFTWARE {
         return Ok(());
@@ -657,7 +770,7 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
         return if has_core_pmu(devices) {
             Ok(())
         } else {
-            Err(NO_HW_PMU_REASON.into())
+            Err(PlanError::NoCorePmu)
         };
     }
     if !devices.join(pmu).is_dir() {
@@ -666,7 +779,7 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
             POWER => "no RAPL in this kernel or CPU, or a VM",
             _ => "Intel only, absent in VMs",
         };
-        return Err(format!("no perf {pmu} PMU ({why})"));
+        return Err(PlanError::NoPmu { pmu, why });
     }
     if !devices.join(pmu).join("events").join(e.name()).exists() {
         let why = match e {
@@ -675,7 +788,11 @@ fn availability(devices: &Path, e: PerfEvent) -> Result<(), String> {
             _ if pmu == MSR => "",
             _ => " (not on this CPU model)",
         };
-        return Err(format!("perf {pmu} PMU has no {} event{why}", e.name()));
+        return Err(PlanError::NoEvent {
+            pmu,
+            name: e.name(),
+            why,
+        });
     }
     Ok(())
 }
@@ -701,16 +818,16 @@ fn has_core_pmu(devices: &Path) -> bool {
 /// Checks a PMU's `format/*` files (`config:0-7`, `config1:12`) before
 /// perf-event2 reads them: it shifts by the bit numbers unchecked, so a bit
 /// past 63 in a damaged or hand-made tree would panic there.
-fn check_format(dir: &Path) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn check_format(dir: &Path) -> Result<(), FormatError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| FormatError::Unlisted {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     for entry in entries.filter_map(Result::ok) {
         let text = crate::os::fs::read_capped(&entry.path(), PMU_FILE_BYTES).unwrap_or_default();
-        let bad = || {
-            format!(
-                "{}: unexpected format {:?}",
-                entry.path().display(),
-                text.trim()
-            )
+        let bad = || FormatError::Unexpected {
+            path: entry.path(),
+            text: text.trim().to_string(),
         };
         let (target, bits) = text.trim().split_once(':').ok_or_else(bad)?;
         if !matches!(target, "config" | "config1" | "config2") {
@@ -733,7 +850,7 @@ const PMU_FILE_BYTES: usize = 64 << 10;
 /// regular files: it opens them blocking and reads them whole, so a FIFO
 /// in a damaged tree would block start-up and `/dev/zero` would take the
 /// memory.
-fn check_description(dir: &Path, name: &str) -> Result<(), String> {
+fn check_description(dir: &Path, name: &str) -> Result<(), ReadError> {
     let events = dir.join("events");
     let must = [dir.join("type"), events.join(name)];
     let may = [
@@ -741,24 +858,23 @@ fn check_description(dir: &Path, name: &str) -> Result<(), String> {
         events.join(format!("{name}.unit")),
     ];
     for f in &must {
-        crate::os::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+        crate::os::fs::read_capped(f, PMU_FILE_BYTES)?;
     }
     for f in may.iter().filter(|f| std::fs::symlink_metadata(f).is_ok()) {
-        crate::os::fs::read_capped(f, PMU_FILE_BYTES).map_err(|e| e.to_string())?;
+        crate::os::fs::read_capped(f, PMU_FILE_BYTES)?;
     }
     Ok(())
 }
 
-fn read_scale(path: &Path) -> Result<f64, String> {
-    let text = crate::os::fs::read_capped(path, PMU_FILE_BYTES)
-        .map_err(|e| format!("{e} (energy counts need a scale)"))?;
+fn read_scale(path: &Path) -> Result<f64, PlanError> {
+    let text =
+        crate::os::fs::read_capped(path, PMU_FILE_BYTES).map_err(PlanError::ScaleUnreadable)?;
     match text.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
-        _ => Err(format!(
-            "{}: not a positive number: {:?}",
-            path.display(),
-            text.trim()
-        )),
+        _ => Err(PlanError::BadScale {
+            path: path.to_path_buf(),
+            text: text.trim().to_string(),
+        }),
     }
 }
 
@@ -788,29 +904,54 @@ pub fn parse_table(text: &str) -> Result<Vec<PerfCounts>, ParseError> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        out.push(parse_line(line).map_err(|m| ParseError::new(TABLE, i + 1, m))?);
+        out.push(parse_line(line).map_err(|m| ParseError::new(TABLE, i + 1, m.to_string()))?);
     }
     Ok(out)
 }
 
-fn parse_line(line: &str) -> Result<PerfCounts, String> {
+/// What is wrong with one line of the perf table.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+enum LineError {
+    #[error("missing {0}")]
+    Missing(&'static str),
+    #[error("bad {what} {word:?}")]
+    BadNumber { what: &'static str, word: String },
+    #[error("cpu out of range")]
+    CpuRange,
+    #[error("expected pmu/event=count, got {0:?}")]
+    NotACount(String),
+    #[error("unknown event {0:?}")]
+    UnknownEvent(String),
+    #[error("bad count {count:?} for {event}")]
+    BadCount { count: String, event: String },
+    #[error("{0} listed twice")]
+    Twice(String),
+}
+
+fn parse_line(line: &str) -> Result<PerfCounts, LineError> {
     let mut words = line.split_whitespace();
-    let mut number = |what: &str| -> Result<u64, String> {
-        let w = words.next().ok_or_else(|| format!("missing {what}"))?;
-        w.parse().map_err(|_| format!("bad {what} {w:?}"))
+    let mut number = |what: &'static str| -> Result<u64, LineError> {
+        let w = words.next().ok_or(LineError::Missing(what))?;
+        w.parse().map_err(|_| LineError::BadNumber {
+            what,
+            word: w.to_string(),
+        })
     };
-    let cpu = u32::try_from(number("cpu")?).map_err(|_| "cpu out of range".to_string())?;
+    let cpu = u32::try_from(number("cpu")?).map_err(|_| LineError::CpuRange)?;
     let time_enabled_ns = number("time_enabled_ns")?;
     let time_running_ns = number("time_running_ns")?;
     let mut values: Vec<(PerfEvent, u64)> = Vec::new();
     for w in words {
         let (k, v) = w
             .split_once('=')
-            .ok_or_else(|| format!("expected pmu/event=count, got {w:?}"))?;
-        let e = PerfEvent::parse(k).ok_or_else(|| format!("unknown event {k:?}"))?;
-        let v: u64 = v.parse().map_err(|_| format!("bad count {v:?} for {k}"))?;
+            .ok_or_else(|| LineError::NotACount(w.to_string()))?;
+        let e = PerfEvent::parse(k).ok_or_else(|| LineError::UnknownEvent(k.to_string()))?;
+        let v: u64 = v.parse().map_err(|_| LineError::BadCount {
+            count: v.to_string(),
+            event: k.to_string(),
+        })?;
         if values.iter().any(|(x, _)| *x == e) {
-            return Err(format!("{k} listed twice"));
+            return Err(LineError::Twice(k.to_string()));
         }
         values.push((e, v));
     }
@@ -919,28 +1060,31 @@ mod tests {
     fn availability_reasons_on_a_vm_like_tree() {
         let dir = fake_sysfs();
         let dev = devices(&dir);
-        assert_eq!(availability(&dev, PerfEvent::ContextSwitches), Ok(()));
-        assert_eq!(availability(&dev, PerfEvent::Tsc), Ok(()));
+        assert!(availability(&dev, PerfEvent::ContextSwitches).is_ok());
+        assert!(availability(&dev, PerfEvent::Tsc).is_ok());
+        let why = |e| availability(&dev, e).unwrap_err().to_string();
         assert_eq!(
-            availability(&dev, PerfEvent::Aperf),
-            Err("perf msr PMU has no aperf event (VM?)".to_string())
+            why(PerfEvent::Aperf),
+            "perf msr PMU has no aperf event (VM?)"
         );
         assert_eq!(
-            availability(&dev, PerfEvent::Smi),
-            Err("perf msr PMU has no smi event (Intel only; VMs hide it)".to_string())
+            why(PerfEvent::Smi),
+            "perf msr PMU has no smi event (Intel only; VMs hide it)"
         );
         assert_eq!(
-            availability(&dev, PerfEvent::CoreC6),
-            Err("no perf cstate_core PMU (Intel only, absent in VMs)".to_string())
+            why(PerfEvent::CoreC6),
+            "no perf cstate_core PMU (Intel only, absent in VMs)"
         );
         assert_eq!(
-            availability(&dev, PerfEvent::EnergyGpu),
-            Err("perf power PMU has no energy-gpu event (not on this CPU model)".to_string())
+            why(PerfEvent::EnergyGpu),
+            "perf power PMU has no energy-gpu event (not on this CPU model)"
         );
         let none = tempfile::tempdir().unwrap();
         assert_eq!(
-            availability(&devices(&none), PerfEvent::EnergyPkg),
-            Err("no perf power PMU (no RAPL in this kernel or CPU, or a VM)".to_string())
+            availability(&devices(&none), PerfEvent::EnergyPkg)
+                .unwrap_err()
+                .to_string(),
+            "no perf power PMU (no RAPL in this kernel or CPU, or a VM)"
         );
     }
 
@@ -950,13 +1094,16 @@ mod tests {
         let dir = fake_sysfs();
         let dev = devices(&dir);
         for e in [PerfEvent::Instructions, PerfEvent::Cycles] {
+            let why = availability(&dev, e).unwrap_err();
+            assert!(matches!(why, PlanError::NoCorePmu), "{why}");
+            assert_eq!(why.cause(), Cause::KernelLacks);
             assert_eq!(
-                availability(&dev, e),
-                Err("no hardware PMU: perf has no cycles/instructions here (VM?)".to_string())
+                why.to_string(),
+                "no hardware PMU: perf has no cycles/instructions here (VM?)"
             );
             assert_eq!(
-                plan_event(&dev, e, &[]).err().as_deref(),
-                Some(NO_HW_PMU_REASON)
+                plan_event(&dev, e, &[]).err().unwrap().to_string(),
+                NO_HW_PMU_REASON
             );
         }
         let (_, failed) = PerfSet::open(&[], &[], dir.path());
@@ -984,9 +1131,8 @@ mod tests {
             if let Some(ev) = event {
                 std::fs::write(pmu.join(ev), "event=0x0011\n").unwrap();
             }
-            assert_eq!(
-                availability(&devices(&d), PerfEvent::Cycles),
-                Ok(()),
+            assert!(
+                availability(&devices(&d), PerfEvent::Cycles).is_ok(),
                 "{pmu:?}"
             );
             let (kind, scale) = plan_event(&devices(&d), PerfEvent::Instructions, &[]).unwrap();
@@ -1007,13 +1153,19 @@ mod tests {
         assert_eq!(scale, Some(2.328_306_436_538_696_3e-10)); // 2^-32 J
         assert!(plan_event(&dev, PerfEvent::Tsc, &[]).unwrap().1.is_none());
         let bad = plan_event(&dev, PerfEvent::EnergyRam, &[0]).err().unwrap();
+        assert!(matches!(bad, PlanError::BadScale { .. }), "{bad}");
+        let bad = bad.to_string();
         assert!(
             bad.contains("energy-ram.scale: not a positive number"),
             "{bad}"
         );
         let nopkg = plan_event(&dev, PerfEvent::EnergyPkg, &[]).err().unwrap();
-        assert_eq!(
+        assert!(matches!(
             nopkg,
+            PlanError::NoPackageCpu(PerfEvent::EnergyPkg)
+        ));
+        assert_eq!(
+            nopkg.to_string(),
             "perf power/energy-pkg: no package CPU given (read it from power/cpumask)"
         );
     }
@@ -1033,6 +1185,17 @@ mod tests {
             let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
                 .err()
                 .unwrap();
+            assert!(
+                matches!(
+                    why,
+                    PlanError::Format {
+                        source: FormatError::Unexpected { .. },
+                        ..
+                    }
+                ),
+                "{bad:?}: {why}"
+            );
+            let why = why.to_string();
             assert!(why.starts_with("perf msr/tsc: "), "{bad:?}: {why}");
             assert!(why.contains("unexpected format"), "{bad:?}: {why}");
         }
@@ -1054,7 +1217,8 @@ mod tests {
         );
         let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(
             why.ends_with("msr/type: not a regular file (a FIFO)"),
             "{why}"
@@ -1066,7 +1230,8 @@ mod tests {
         std::os::unix::fs::symlink("/dev/zero", &ev).unwrap();
         let why = plan_event(&devices(&dir), PerfEvent::Tsc, &[])
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(
             why.ends_with("not a regular file (a character device)"),
             "{why}"
@@ -1111,12 +1276,15 @@ mod tests {
         let mut fs = Fs::new(crate::os::fs::Roots::under(dir.path()));
         assert_eq!(pmu_cpumask(&mut fs, "power"), Ok(vec![0, 24]));
         let missing = pmu_cpumask(&mut fs, "cstate_pkg").unwrap_err();
-        assert!(missing.starts_with("no "), "{missing}");
+        assert!(matches!(missing, CpumaskError::Read(ReadError::Missing(_))));
+        assert!(missing.to_string().starts_with("no "), "{missing}");
         std::fs::write(pmu.join("cpumask"), "0-x\n").unwrap();
         fs.set_keep_open(false);
         let bad = pmu_cpumask(&mut fs, "power").unwrap_err();
+        assert!(matches!(bad, CpumaskError::Parse { .. }));
         assert!(
-            bad.starts_with("bus/event_source/devices/power/cpumask: "),
+            bad.to_string()
+                .starts_with("bus/event_source/devices/power/cpumask: "),
             "{bad}"
         );
     }

@@ -32,6 +32,8 @@ use perf_event::data::Record as DataRecord;
 use perf_event::events::Software;
 use perf_event::{Builder, Clock, Counter, ReadFormat, SampleFlag, Sampler};
 
+use crate::base::Cause;
+
 /// Bytes of ring per counted CPU (a power of two). A sample is 64 bytes.
 /// The ring's size is also its wake-up watermark (the largest the kernel
 /// takes), and the kernel queues that wake-up as an `irq_work` on the
@@ -216,6 +218,18 @@ pub struct RingError {
     pub cpu: u32,
     /// What the kernel said.
     pub source: io::Error,
+}
+
+impl RingError {
+    /// The kind of reason: permission, what the kernel lacks, or another
+    /// failure (the open file limit, memory for the ring).
+    pub fn cause(&self) -> Cause {
+        match self.source.raw_os_error() {
+            Some(libc::EPERM | libc::EACCES) => Cause::Permission,
+            Some(libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP) => Cause::KernelLacks,
+            _ => Cause::Failed,
+        }
+    }
 }
 
 impl SwitchRings {

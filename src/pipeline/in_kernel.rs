@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::trace::{Owners, bound, cpu_with};
 use super::{SwitchSource, TraceSource};
+use crate::base::Unavailable;
 use crate::noise::traced::{Traced, TracedTask};
 use crate::os::bpf::{self, Loaded, Refused, read::read_cpu};
 use crate::os::cgroups::CgroupPaths;
@@ -149,7 +150,8 @@ pub fn open(
         sysfs: sysfs.to_path_buf(),
         threads: HashMap::new(),
     };
-    t.retarget(watched).map_err(Refused::KernelLacks)?;
+    t.retarget(watched)
+        .map_err(|why| Refused::KernelLacks(why.detail))?;
     // the first read: every window is a difference from it
     t.drain();
     Ok((
@@ -261,7 +263,7 @@ impl TraceSource for InKernelTrace {
         out
     }
 
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable> {
         self.watched = cpus.to_vec();
         Ok(())
     }
@@ -310,7 +312,7 @@ impl SwitchSource for InKernelSwitches {
             .collect()
     }
 
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable> {
         self.cpus = cpus.to_vec();
         Ok(())
     }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::TraceSource;
 use super::wrapped::{Addition, Wrapped};
+use crate::base::Unavailable;
 use crate::noise::traced::Traced;
 use crate::os::fs::{ReadError, read_capped};
 
@@ -60,16 +61,32 @@ pub fn write(kept: &Kept, dir: &Path) -> std::io::Result<()> {
     std::fs::write(path, json)
 }
 
+/// Why a kept window cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum KeptError {
+    /// The file is there but cannot be read (or is too large).
+    #[error(transparent)]
+    Read(ReadError),
+    /// It is not the JSON of a window.
+    #[error("{}: {err}", .path.display())]
+    Garbled {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        err: serde_json::Error,
+    },
+}
+
 /// Reads the window kept in instant `dir`: `None` when the capture kept
 /// none there.
-pub fn read(dir: &Path) -> Result<Option<Traced>, String> {
+pub fn read(dir: &Path) -> Result<Option<Traced>, KeptError> {
     let path = dir.join(FILE);
     match read_capped(&path, MAX_BYTES) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display())),
+            .map_err(|err| KeptError::Garbled { path, err }),
         Err(ReadError::Missing(_)) => Ok(None),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(KeptError::Read(e)),
     }
 }
 
@@ -129,7 +146,7 @@ impl TraceSource for Replayed {
         t.probed.retain(|p| w.contains(&p.cpu));
         t
     }
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable> {
         self.watched = cpus.to_vec();
         Ok(())
     }
@@ -183,7 +200,7 @@ mod tests {
         fn drain(&mut self) -> Traced {
             self.0.remove(0)
         }
-        fn retarget(&mut self, _: &[u32]) -> Result<(), String> {
+        fn retarget(&mut self, _: &[u32]) -> Result<(), Unavailable> {
             Ok(())
         }
         fn cpus(&self) -> Vec<u32> {

@@ -34,7 +34,19 @@ pub enum Phase {
 }
 
 /// Work around each snapshot (a capture writes its instant folder).
-pub type Hook<'a, H> = &'a mut dyn FnMut(Phase, &mut Driver<H>) -> anyhow::Result<()>;
+pub type Hook<'a, H> = &'a mut dyn FnMut(Phase, &mut Driver<H>) -> Result<(), HookError>;
+
+/// Why a step hook stopped the loop: what it was doing, and what failed.
+// the OS error is said in the message, so it is not also a `source` that
+// `{:#}` would print a second time
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {err}")]
+pub struct HookError {
+    /// What the hook was doing (`cannot write capture to DIR`).
+    pub what: String,
+    /// What the OS said.
+    pub err: std::io::Error,
+}
 
 /// Why a loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,13 +107,13 @@ pub fn run<H: Hardware>(
         if let Some(h) = hook.as_mut()
             && let Err(e) = h(Phase::Before(i), driver)
         {
-            return End::Failed(format!("{e:#}"));
+            return End::Failed(e.to_string());
         }
         let step = driver.step();
         if let Some(h) = hook.as_mut()
             && let Err(e) = h(Phase::After(i), driver)
         {
-            return End::Failed(format!("{e:#}"));
+            return End::Failed(e.to_string());
         }
         let now = Instant::now();
         if due + live.control.interval() <= now {

@@ -76,7 +76,7 @@ pub struct Sample {
     /// The IPIs noisetop itself sent to the watched CPUs, counted by the
     /// kernel's ipi tracepoints, or why they are not counted; `None` where
     /// there is no live kernel to count them (a replay).
-    pub own_ipis: Option<Result<OwnIpis, String>>,
+    pub own_ipis: Option<Result<OwnIpis, Unavailable>>,
     /// Why who ran is not counted in the kernel, where it is not (sampled
     /// from /proc instead, or not known): BPF refused, `--no-trace`.
     pub trace_missing: Option<Unavailable>,
@@ -102,7 +102,7 @@ pub struct OwnIpis {
 
 impl OwnIpis {
     /// One line for the footer and the batch report.
-    pub fn text(r: &Result<OwnIpis, String>) -> String {
+    pub fn text(r: &Result<OwnIpis, Unavailable>) -> String {
         match r {
             Ok(o) if o.cpus.is_empty() => "IPIs to watched CPUs: none watched".into(),
             Ok(o) => {
@@ -171,7 +171,7 @@ pub trait TraceSource: Send {
     /// Everything traced since the last call.
     fn drain(&mut self) -> Traced;
     /// Traces these CPUs from now on.
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable>;
     /// The CPUs traced now.
     fn cpus(&self) -> Vec<u32>;
     /// What the kernel refused and tracing goes on without, one line each.
@@ -204,7 +204,7 @@ pub trait SwitchSource: Send {
     /// Each CPU's counts up to `cut_ns` (`CLOCK_MONOTONIC`).
     fn counts_at(&mut self, cut_ns: u64) -> Vec<SwitchCount>;
     /// Counts these CPUs from now on.
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String>;
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable>;
     /// Per CPU, the tasks its samples named since the last call.
     fn take_named(&mut self) -> Vec<(u32, Vec<u32>)> {
         Vec::new()
@@ -322,12 +322,12 @@ impl<H: Hardware> Driver<H> {
             // who ran is still told, sampled from each task's run time
             let sampled = sampled::SampledTrace::new(std::path::Path::new("/proc"), &w, t.owners());
             self.tracer = Some(Box::new(sampled));
-            self.trace_missing = Some(Unavailable::new(Cause::Failed, why));
+            self.trace_missing = Some(why);
         }
         if let Some(s) = &mut self.switches
             && let Err(why) = s.retarget(&w)
         {
-            self.switches_missing = Some(Unavailable::new(Cause::Failed, why));
+            self.switches_missing = Some(why);
         }
         self.watched = w;
     }
@@ -345,10 +345,10 @@ impl<H: Hardware> Driver<H> {
         }
     }
 
-    fn read_own_ipis(&mut self) -> Option<Result<OwnIpis, String>> {
+    fn read_own_ipis(&mut self) -> Option<Result<OwnIpis, Unavailable>> {
         let c = match self.own_ipis.as_mut()? {
             Ok(c) => c,
-            Err(e) => return Some(Err(e.to_string())),
+            Err(e) => return Some(Err(e.clone())),
         };
         Some(Self::count_ipis(c, &mut self.ipis_at_first))
     }
@@ -356,10 +356,10 @@ impl<H: Hardware> Driver<H> {
     fn count_ipis(
         c: &mut crate::os::ipi_count::SelfIpis,
         at_first: &mut Option<crate::os::ipi_count::IpiCount>,
-    ) -> Result<OwnIpis, String> {
+    ) -> Result<OwnIpis, Unavailable> {
         let n = c
             .read()
-            .ok_or_else(|| "an ipi counter could not be read".to_string())?;
+            .ok_or_else(|| Unavailable::new(Cause::Failed, "an ipi counter could not be read"))?;
         let first = *at_first.get_or_insert(n);
         Ok(OwnIpis {
             cpus: c.cpus().to_vec(),
@@ -378,13 +378,13 @@ impl<H: Hardware> Driver<H> {
         if let Some(s) = &mut self.switches
             && let Err(why) = s.retarget(&self.watched)
         {
-            self.switches_missing = Some(Unavailable::new(Cause::Failed, why));
+            self.switches_missing = Some(why);
         }
     }
 
     /// Where the watched CPUs' switches and migrations are counted from,
     /// or why they are unknown.
-    pub fn switch_plan(&self) -> Result<&'static str, String> {
+    pub fn switch_plan(&self) -> Result<&'static str, Unavailable> {
         if self.switches.is_some() && self.switches_missing.is_none() {
             if self.tracer.as_ref().is_some_and(|t| t.in_kernel()) {
                 return Ok(IN_KERNEL_COUNTS);
@@ -395,7 +395,8 @@ impl<H: Hardware> Driver<H> {
             .switches_missing
             .as_ref()
             .or(self.trace_missing.as_ref())
-            .map_or_else(|| "no switch rings".into(), ToString::to_string))
+            .cloned()
+            .unwrap_or_else(|| Unavailable::new(Cause::Failed, "no switch rings")))
     }
 
     /// Returns the watched CPUs, sorted.

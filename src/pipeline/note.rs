@@ -9,6 +9,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::OwnIpis;
+use crate::base::Unavailable;
 
 /// One thing said beside a sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,7 +18,7 @@ pub enum Note {
     WhoRan(String),
     /// The IPIs noisetop sent to the watched CPUs, or why they are not
     /// counted, when that changed.
-    OwnIpis(Result<OwnIpis, String>),
+    OwnIpis(Result<OwnIpis, Unavailable>),
     /// A recorder's file, rows and size, said on every sample.
     Recording {
         /// The file's name, without its directory.

@@ -6,14 +6,36 @@ use std::sync::mpsc::SyncSender;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use anyhow::{Context as _, Result, bail};
-
 use super::live::End;
 use super::{Driver, Flow, Msg, Sink, Step, feed_sinks, kept_trace};
 use crate::os::capture::{self, Captured};
 use crate::os::fs::{Fs, Roots};
 use crate::sample::engine::Engine;
 use crate::sample::sampler::Sampler;
+
+/// Why a capture cannot be replayed.
+// each inner error is said in the message, so it is not also a `source`
+// that `{:#}` would print a second time
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The capture's folder cannot be listed.
+    #[error("cannot read capture folder {}: {err}", .dir.display())]
+    Unreadable {
+        /// The capture.
+        dir: PathBuf,
+        /// What listing it said.
+        err: std::io::Error,
+    },
+    /// The folder holds no instant folders.
+    #[error(
+        "{} holds no instants (0000/, 0001/, …): was it made by `noisetop capture`?",
+        .0.display()
+    )]
+    NoInstants(PathBuf),
+    /// An instant's tables cannot be loaded.
+    #[error("{0}")]
+    Load(capture::LoadError),
+}
 
 /// Intervals a replay reads ahead of the screen.
 pub const REPLAY_QUEUE: usize = 2;
@@ -28,7 +50,7 @@ pub struct Replay {
 
 /// Opens a capture: reads instant 0's facts, the budget and watched CPUs
 /// the capture was taken with.
-pub fn open(dir: &Path) -> Result<Replay> {
+pub fn open(dir: &Path) -> Result<Replay, ReplayError> {
     let (instants, engine, always) = open_parts(dir)?;
     let mut driver = Driver::new(engine);
     if kept_trace::kept_in(&instants) {
@@ -50,28 +72,29 @@ pub fn open(dir: &Path) -> Result<Replay> {
 
 /// Opens a capture as a bare engine (no judgement), for tests and benches
 /// of the sample and the delta alone.
-pub fn open_engine(dir: &Path) -> Result<(Vec<PathBuf>, Engine<Captured>)> {
+pub fn open_engine(dir: &Path) -> Result<(Vec<PathBuf>, Engine<Captured>), ReplayError> {
     let (instants, engine, _) = open_parts(dir)?;
     Ok((instants, engine))
 }
 
 /// Moves a bare replay engine to instant `dir`.
-pub fn advance_engine(engine: &mut Engine<Captured>, dir: &Path) -> Result<()> {
+pub fn advance_engine(engine: &mut Engine<Captured>, dir: &Path) -> Result<(), ReplayError> {
     engine.sampler.fs.set_roots(Roots::under(dir));
-    engine.sampler.hw = Captured::load(dir).map_err(anyhow::Error::msg)?;
+    engine.sampler.hw = Captured::load(dir).map_err(ReplayError::Load)?;
     Ok(())
 }
 
-fn open_parts(dir: &Path) -> Result<(Vec<PathBuf>, Engine<Captured>, Vec<u32>)> {
-    let instants = capture::instants(dir)
-        .with_context(|| format!("cannot read capture folder {}", dir.display()))?;
+type Parts = (Vec<PathBuf>, Engine<Captured>, Vec<u32>);
+
+fn open_parts(dir: &Path) -> Result<Parts, ReplayError> {
+    let instants = capture::instants(dir).map_err(|err| ReplayError::Unreadable {
+        dir: dir.to_path_buf(),
+        err,
+    })?;
     let Some(first) = instants.first() else {
-        bail!(
-            "{} holds no instants (0000/, 0001/, …): was it made by `noisetop capture`?",
-            dir.display()
-        );
+        return Err(ReplayError::NoInstants(dir.to_path_buf()));
     };
-    let hw = Captured::load(first).map_err(anyhow::Error::msg)?;
+    let hw = Captured::load(first).map_err(ReplayError::Load)?;
     let mut fs = Fs::new(Roots::under(first));
     fs.set_keep_open(false);
     let mut sampler = Sampler::new(fs, hw);
@@ -85,7 +108,7 @@ fn open_parts(dir: &Path) -> Result<(Vec<PathBuf>, Engine<Captured>, Vec<u32>)> 
 }
 
 /// Moves a replay driver to instant `dir` (instant 0 is already loaded).
-pub fn advance(driver: &mut Driver<Captured>, dir: &Path) -> Result<()> {
+pub fn advance(driver: &mut Driver<Captured>, dir: &Path) -> Result<(), ReplayError> {
     advance_engine(&mut driver.engine, dir)
 }
 
@@ -104,7 +127,7 @@ pub fn run(
         if i > 0
             && let Err(e) = advance(driver, dir)
         {
-            return End::Failed(format!("{}: {e:#}", dir.display()));
+            return End::Failed(format!("{}: {e}", dir.display()));
         }
         let msg = match driver.step() {
             Step::Ready(statuses) => Msg::Ready {

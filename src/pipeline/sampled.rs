@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::TraceSource;
+use crate::base::Unavailable;
 use crate::noise::traced::{Intruder, Traced, TracedCpu, TracedTask};
 use crate::os::tasks::{TaskClock, TaskRan};
 
@@ -252,7 +253,7 @@ impl TraceSource for SampledTrace {
         }
     }
 
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable> {
         if self.cpus.is_empty() && !cpus.is_empty() {
             // the start of the first window: what ran before is no one's
             self.clock = TaskClock::new(&self.proc);

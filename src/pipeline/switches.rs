@@ -4,6 +4,7 @@
 //! those CPUs.
 
 use super::SwitchSource;
+use crate::base::Unavailable;
 use crate::model::snapshot::Snapshot;
 use crate::os::switch_ring::{RingError, SwitchCount, SwitchRings};
 
@@ -37,13 +38,15 @@ impl SwitchSource for CountingRings {
             .map_or_else(Vec::new, SwitchRings::take_named)
     }
 
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable> {
         if self.rings.as_ref().is_some_and(|r| r.cpus() == cpus) {
             return Ok(());
         }
         self.rings = None;
         if !cpus.is_empty() {
-            self.rings = Some(SwitchRings::open(cpus).map_err(|e| e.to_string())?);
+            self.rings = Some(
+                SwitchRings::open(cpus).map_err(|e| Unavailable::new(e.cause(), e.to_string()))?,
+            );
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! that returns fixed windows.
 
 use super::{Driver, Step, TraceSource};
+use crate::base::Unavailable;
 use crate::noise::traced::Traced;
 use crate::os::capture::Captured;
 use crate::os::fs::{Fs, Roots};
@@ -18,7 +19,7 @@ impl TraceSource for Fixed {
     fn notes(&self) -> Vec<String> {
         self.1.clone()
     }
-    fn retarget(&mut self, _: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, _: &[u32]) -> Result<(), Unavailable> {
         Ok(())
     }
     fn cpus(&self) -> Vec<u32> {
@@ -83,7 +84,7 @@ impl TraceSource for InKernel {
     fn drain(&mut self) -> Traced {
         Traced::default()
     }
-    fn retarget(&mut self, _: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, _: &[u32]) -> Result<(), Unavailable> {
         Ok(())
     }
     fn cpus(&self) -> Vec<u32> {

@@ -3,6 +3,7 @@
 //! call through unchanged.
 
 use super::TraceSource;
+use crate::base::Unavailable;
 use crate::noise::traced::Traced;
 
 /// What a [`Wrapped`] source adds to the one it wraps.
@@ -36,7 +37,7 @@ impl<A: Addition> TraceSource for Wrapped<A> {
         self.add.drained(&t);
         t
     }
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), String> {
+    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable> {
         self.inner.retarget(cpus)
     }
     fn cpus(&self) -> Vec<u32> {
@@ -67,6 +68,7 @@ impl<A: Addition> TraceSource for Wrapped<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::Cause;
 
     struct Inner;
 
@@ -74,8 +76,8 @@ mod tests {
         fn drain(&mut self) -> Traced {
             Traced::default()
         }
-        fn retarget(&mut self, _: &[u32]) -> Result<(), String> {
-            Err("refused".into())
+        fn retarget(&mut self, _: &[u32]) -> Result<(), Unavailable> {
+            Err(Unavailable::new(Cause::Failed, "refused"))
         }
         fn cpus(&self) -> Vec<u32> {
             vec![3]
@@ -102,7 +104,10 @@ mod tests {
             (w.cpus(), w.owners(), w.sampled()),
             (vec![3], vec![42], true)
         );
-        assert_eq!(w.retarget(&[1]), Err("refused".into()));
+        assert_eq!(
+            w.retarget(&[1]),
+            Err(Unavailable::new(Cause::Failed, "refused"))
+        );
         assert_eq!(w.drain(), Traced::default());
     }
 }

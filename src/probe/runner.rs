@@ -4,7 +4,7 @@
 //! from a housekeeping CPU.
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Write as _};
+use std::io::{self, Read as _, Write as _};
 use std::time::Duration;
 
 use super::stats::{Latencies, StateDecl};
@@ -111,13 +111,54 @@ struct Wake {
     tag: Option<Tag>,
 }
 
+/// Why a measuring thread measured nothing, or stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum ThreadError {
+    /// It cannot be pinned to its CPU (offline, or outside the cpuset).
+    #[error("cannot run on CPU {cpu}: {source}")]
+    Pin {
+        /// The CPU.
+        cpu: u32,
+        /// What `sched_setaffinity` said.
+        source: io::Error,
+    },
+    /// It cannot have `SCHED_FIFO` (not root, or no real-time budget).
+    #[error("{0}")]
+    Fifo(io::Error),
+    /// A stamp cannot be sent to the sleeper.
+    #[error("pipe to CPU {cpu}: {source}")]
+    PipeTo {
+        /// The sleeper's CPU.
+        cpu: u32,
+        /// What the write said.
+        source: io::Error,
+    },
+    /// The sleeper's reply cannot be read.
+    #[error("pipe from CPU {cpu}: {source}")]
+    PipeFrom {
+        /// The sleeper's CPU.
+        cpu: u32,
+        /// What the read said.
+        source: io::Error,
+    },
+    /// The context-switch ping-pong failed.
+    #[error("{0}")]
+    PingPong(io::Error),
+    /// A measuring thread panicked.
+    #[error("a probe thread panicked")]
+    Panicked,
+    /// The ping-pong thread panicked.
+    #[error("the ping-pong thread panicked")]
+    PingPongPanicked,
+}
+
 /// Pins the calling thread and gives it the probe's policy; `Err` says why
 /// it kept the normal one.
-fn prepare(cpu: u32, fifo: bool) -> Result<(), String> {
-    pin_to(&[cpu]).map_err(|e| format!("cannot run on CPU {cpu}: {e}"))?;
+fn prepare(cpu: u32, fifo: bool) -> Result<(), ThreadError> {
+    pin_to(&[cpu]).map_err(|source| ThreadError::Pin { cpu, source })?;
     let _ = probe_os::set_timer_slack_1ns();
     if fifo {
-        probe_os::set_fifo(FIFO_PRIO).map_err(|e| e.to_string())?;
+        probe_os::set_fifo(FIFO_PRIO).map_err(ThreadError::Fifo)?;
     }
     Ok(())
 }
@@ -129,7 +170,7 @@ fn timer_thread(
     interval: Option<u64>,
     mut usage: Option<Usage>,
     stop: &Stop,
-) -> Result<Vec<Wake>, String> {
+) -> Result<Vec<Wake>, ThreadError> {
     prepare(cpu, fifo)?;
     let span = end.saturating_sub(monotonic_ns());
     let mut out = Vec::with_capacity((span / interval.unwrap_or(1_000_000).max(1)) as usize + 16);
@@ -200,7 +241,7 @@ fn sleeper_thread(
     mut rx: std::io::PipeReader,
     mut tx: std::io::PipeWriter,
     mut usage: Option<Usage>,
-) -> Result<(), String> {
+) -> Result<(), ThreadError> {
     prepare(cpu, fifo)?;
     let mut b = [0u8; 8];
     loop {
@@ -232,7 +273,7 @@ fn waker_thread(
     mut tx: std::io::PipeWriter,
     mut rx: std::io::PipeReader,
     stop: &Stop,
-) -> Result<Vec<Wake>, String> {
+) -> Result<Vec<Wake>, ThreadError> {
     prepare(hk, fifo)?;
     let span = end.saturating_sub(monotonic_ns());
     let mut out = Vec::with_capacity((span / 1_000_000) as usize * 2 + 16);
@@ -245,10 +286,10 @@ fn waker_thread(
         probe_os::sleep_until(at);
         let t0 = monotonic_ns();
         tx.write_all(&t0.to_ne_bytes())
-            .map_err(|e| format!("pipe to CPU {cpu}: {e}"))?;
+            .map_err(|source| ThreadError::PipeTo { cpu, source })?;
         let mut reply = [0u8; 16];
         rx.read_exact(&mut reply)
-            .map_err(|e| format!("pipe from CPU {cpu}: {e}"))?;
+            .map_err(|source| ThreadError::PipeFrom { cpu, source })?;
         let t2 = monotonic_ns();
         let t1 = u64::from_ne_bytes(reply[..8].try_into().expect("8 bytes"));
         let tag = decode(i64::from_ne_bytes(reply[8..].try_into().expect("8 bytes")));
@@ -278,11 +319,11 @@ fn run_phase<'s, F>(
     trace: &mut Option<IdleTrace>,
     events: &mut BTreeMap<u32, Vec<IdleEvent>>,
     stop: &Stop,
-) -> (Vec<Wake>, Vec<String>)
+) -> (Vec<Wake>, Vec<ThreadError>)
 where
     F: FnOnce(
         &'s std::thread::Scope<'s, '_>,
-    ) -> Vec<std::thread::ScopedJoinHandle<'s, Result<Vec<Wake>, String>>>,
+    ) -> Vec<std::thread::ScopedJoinHandle<'s, Result<Vec<Wake>, ThreadError>>>,
 {
     let handles = spawn(scope);
     while handles.iter().any(|h| !h.is_finished()) {
@@ -297,7 +338,7 @@ where
         match h.join() {
             Ok(Ok(w)) => wakes.extend(w),
             Ok(Err(e)) => errors.push(e),
-            Err(_) => errors.push("a probe thread panicked".into()),
+            Err(_) => errors.push(ThreadError::Panicked),
         }
     }
     (wakes, errors)
@@ -325,20 +366,20 @@ fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-fn ctx_of(cpu: u32, hk: Option<u32>, fifo: bool, rounds: u32) -> Result<CtxRow, String> {
+fn ctx_of(cpu: u32, hk: Option<u32>, fifo: bool, rounds: u32) -> Result<CtxRow, ThreadError> {
     let rounds = rounds.max(1);
     // each cross-CPU round trip wakes a CPU that may have gone idle: ten
     // times as long, so a tenth as many
     let cross_rounds = (rounds / 10).max(1);
     let (rt, pipe) = std::thread::scope(|s| {
-        named(s, || -> Result<(u64, u64), String> {
+        named(s, || -> Result<(u64, u64), ThreadError> {
             prepare(cpu, fifo)?;
-            let pipe = probe_os::pipe_self(rounds).map_err(|e| e.to_string())?;
-            let rt = probe_os::pipe_ping_pong(cpu, rounds).map_err(|e| e.to_string())?;
+            let pipe = probe_os::pipe_self(rounds).map_err(ThreadError::PingPong)?;
+            let rt = probe_os::pipe_ping_pong(cpu, rounds).map_err(ThreadError::PingPong)?;
             Ok((rt, pipe))
         })
         .join()
-        .unwrap_or_else(|_| Err("the ping-pong thread panicked".into()))
+        .unwrap_or(Err(ThreadError::PingPongPanicked))
     })?;
     let cross = hk.and_then(|hk| {
         std::thread::scope(|s| {

@@ -3,7 +3,7 @@
 //! sidecar `FILE.csv.json`).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{CtxRow, ProbeReport, Row};
 use crate::base::cpulist;
@@ -96,21 +96,46 @@ pub fn write_recording(rep: &ProbeReport, csv: &Path) -> std::io::Result<()> {
     std::fs::write(side, text + "\n")
 }
 
+/// Why a probe recording's sidecar cannot be read.
+// the JSON error is said in the message, so it is not also a `source` that
+// `{:#}` would print a second time
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    /// The sidecar is not JSON.
+    #[error("{} is not JSON: {err}", .path.display())]
+    NotJson {
+        /// The sidecar.
+        path: PathBuf,
+        /// What the parser said.
+        err: serde_json::Error,
+    },
+    /// It says it is a probe's but does not hold a probe report.
+    #[error("{}: {err}", .path.display())]
+    NotAReport {
+        /// The sidecar.
+        path: PathBuf,
+        /// What the parser said.
+        err: serde_json::Error,
+    },
+}
+
 /// Reads a probe recording's sidecar; `Ok(None)` when the file beside
 /// `csv` is not a probe's (or there is none).
-pub fn read_recording(csv: &Path) -> Result<Option<ProbeReport>, String> {
-    let side = crate::os::fs::sidecar_path(csv);
-    let Ok(text) = std::fs::read_to_string(&side) else {
+pub fn read_recording(csv: &Path) -> Result<Option<ProbeReport>, RecordingError> {
+    let path = crate::os::fs::sidecar_path(csv);
+    let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", side.display()))?;
+    let v: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(err) => return Err(RecordingError::NotJson { path, err }),
+    };
     if v.get("format").and_then(|f| f.as_str()) != Some(super::FORMAT) {
         return Ok(None);
     }
     serde_json::from_value(v)
         .map(Some)
-        .map_err(|e| format!("{}: {e}", side.display()))
+        .map_err(|err| RecordingError::NotAReport { path, err })
 }
 
 /// Where the last probe is kept for the dashboard:

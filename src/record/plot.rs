@@ -338,14 +338,13 @@ pub fn plot_with(csv: &Path, out: &Path, scale: Scale) -> Result<(), PlotError> 
     data.scale = scale;
     let layout = Layout::new(data.cpus.len());
     let size = (layout.width, layout.height);
-    let e = |e: String| PlotError::Draw(e);
     if svg {
         let root = SVGBackend::new(out, size).into_drawing_area();
-        draw(&root, &data, &layout).map_err(e)?;
+        draw(&root, &data, &layout)?;
         root.present().map_err(|x| PlotError::Draw(x.to_string()))
     } else {
         let root = BitMapBackend::new(out, size).into_drawing_area();
-        draw(&root, &data, &layout).map_err(e)?;
+        draw(&root, &data, &layout)?;
         root.present().map_err(|x| PlotError::Draw(x.to_string()))
     }
 }
@@ -385,8 +384,9 @@ fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     d: &Binned,
     l: &Layout,
-) -> Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+) -> Result<(), PlotError> {
+    // the backend's error type differs per backend: its words are kept
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| PlotError::Draw(e.to_string());
     root.fill(&WHITE).map_err(err)?;
     let font = |px: u32| (FONT, px).into_font();
     let text = |s: &str, x: i32, y: i32, px: u32| {
@@ -575,32 +575,35 @@ fn draw<DB: DrawingBackend>(
     }
     // legends
     let ly = axis_y + 34;
-    let bar =
-        |p: i32, f: &dyn Fn(f64) -> RGBColor, left: String, right: String| -> Result<(), String> {
-            let x0 = l.x0(p);
-            let w = 200;
-            for i in 0..w {
-                let c = f(f64::from(i) / f64::from(w - 1));
-                root.draw(&Rectangle::new(
-                    [(x0 + i, ly), (x0 + i + 1, ly + 12)],
-                    c.filled(),
-                ))
-                .map_err(err)?;
-            }
-            text(&left, x0, ly + 16, 12)?;
-            root.draw(&Text::new(
-                right,
-                (x0 + w, ly + 16),
-                font(12)
-                    .color(&BLACK)
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Right,
-                        plotters::style::text_anchor::VPos::Top,
-                    )),
+    let bar = |p: i32,
+               f: &dyn Fn(f64) -> RGBColor,
+               left: String,
+               right: String|
+     -> Result<(), PlotError> {
+        let x0 = l.x0(p);
+        let w = 200;
+        for i in 0..w {
+            let c = f(f64::from(i) / f64::from(w - 1));
+            root.draw(&Rectangle::new(
+                [(x0 + i, ly), (x0 + i + 1, ly + 12)],
+                c.filled(),
             ))
             .map_err(err)?;
-            Ok(())
-        };
+        }
+        text(&left, x0, ly + 16, 12)?;
+        root.draw(&Text::new(
+            right,
+            (x0 + w, ly + 16),
+            font(12)
+                .color(&BLACK)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Right,
+                    plotters::style::text_anchor::VPos::Top,
+                )),
+        ))
+        .map_err(err)?;
+        Ok(())
+    };
     // a panel without a single figure says so instead of a scale
     let no_data = |p: i32| {
         root.draw(&Text::new(

@@ -121,7 +121,7 @@ impl Recording {
             path: path.to_path_buf(),
             why,
         };
-        let sidecar = Sidecar::read(path).map_err(&err)?;
+        let sidecar = Sidecar::read(path).map_err(|e| err(e.to_string()))?;
         let mut rdr = csv_reader(path)?;
         let mut head = csv::ByteRecord::new();
         match rdr.read_byte_record(&mut head) {

@@ -290,33 +290,74 @@ impl Sidecar {
     }
 
     /// Reads the sidecar of a CSV; `Ok(None)` when there is none.
-    pub fn read(csv: &Path) -> Result<Option<Sidecar>, String> {
+    pub fn read(csv: &Path) -> Result<Option<Sidecar>, SidecarError> {
         let path = crate::os::fs::sidecar_path(csv);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            Err(err) => return Err(SidecarError::Unreadable { path, err }),
         };
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+        let v: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(err) => return Err(SidecarError::NotJson { path, err }),
+        };
         if v.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
-            return Err(format!(
-                "{} is not a noisetop recording's sidecar (no \"format\": \"{FORMAT}\")",
-                path.display()
-            ));
+            return Err(SidecarError::NotASidecar(path));
         }
         let version = v.get("schema_version").and_then(serde_json::Value::as_u64);
         if version != Some(u64::from(SCHEMA_VERSION)) {
-            return Err(format!(
-                "{} was written with recording schema {}; this noisetop reads schema {SCHEMA_VERSION}",
-                path.display(),
-                version.map_or_else(|| "(none)".to_string(), |v| v.to_string())
-            ));
+            return Err(SidecarError::Schema { path, version });
         }
         serde_json::from_value(v)
             .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|err| SidecarError::Malformed { path, err })
     }
+}
+
+/// Why a recording's sidecar cannot be read.
+// each OS or JSON error is said in the message, so it is not also a
+// `source` that `{:#}` would print a second time
+#[derive(Debug, thiserror::Error)]
+pub enum SidecarError {
+    /// The file is there but cannot be read.
+    #[error("cannot read {}: {err}", .path.display())]
+    Unreadable {
+        /// The sidecar.
+        path: PathBuf,
+        /// What reading it said.
+        err: std::io::Error,
+    },
+    /// It is not JSON.
+    #[error("{} is not JSON: {err}", .path.display())]
+    NotJson {
+        /// The sidecar.
+        path: PathBuf,
+        /// What the parser said.
+        err: serde_json::Error,
+    },
+    /// It is JSON of something else.
+    #[error("{} is not a noisetop recording's sidecar (no \"format\": \"{FORMAT}\")", .0.display())]
+    NotASidecar(PathBuf),
+    /// It was written with another layout.
+    #[error(
+        "{} was written with recording schema {}; this noisetop reads schema {SCHEMA_VERSION}",
+        .path.display(),
+        .version.map_or_else(|| "(none)".to_string(), |v| v.to_string())
+    )]
+    Schema {
+        /// The sidecar.
+        path: PathBuf,
+        /// The `schema_version` it has, if any.
+        version: Option<u64>,
+    },
+    /// It has the format and version but not the fields.
+    #[error("{}: {err}", .path.display())]
+    Malformed {
+        /// The sidecar.
+        path: PathBuf,
+        /// What the parser said.
+        err: serde_json::Error,
+    },
 }
 
 /// ` (t_s 2.02–4.66, 9.1–9.3)`: the lost ranges, at most five.

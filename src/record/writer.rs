@@ -183,9 +183,9 @@ impl Recorder {
                         why: header_difference(&have, &header),
                     });
                 }
-                let old = Sidecar::read(path).map_err(|why| RecordError::Mismatch {
+                let old = Sidecar::read(path).map_err(|e| RecordError::Mismatch {
                     path: path.to_path_buf(),
-                    why,
+                    why: e.to_string(),
                 })?;
                 // keep the first recording's facts and start: t_s goes on
                 if let Some(old) = old {

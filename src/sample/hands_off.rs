@@ -5,6 +5,7 @@
 //! are counted from records it writes itself, its /proc and sysfs files
 //! cost it nothing, and the rest is unknown with the reason.
 
+use crate::base::Unavailable;
 use crate::base::cpulist;
 use crate::model::snapshot::Rung;
 use crate::sample::ladder::{Metric, Status};
@@ -25,7 +26,7 @@ pub fn describe(
     statuses: &mut [Status],
     hands_off: &[u32],
     counting: &[u32],
-    counts: &Result<&str, String>,
+    counts: &Result<&str, Unavailable>,
 ) {
     if hands_off.is_empty() {
         return;
@@ -140,7 +141,10 @@ mod tests {
             &mut st,
             &[1, 2, 3],
             &[0],
-            &Err("perf_event_open: permission denied".into()),
+            &Err(Unavailable::new(
+                crate::base::Cause::Permission,
+                "perf_event_open: permission denied",
+            )),
         );
         assert_eq!(
             st[0].note.as_deref(),

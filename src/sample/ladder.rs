@@ -328,18 +328,21 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 ),
                 None,
             ),
-            Some(why) if !m.idle_states.is_empty() => {
-                found(metric, Rung::Kernel, "cpuidle sysfs", Some(why.clone()))
-            }
-            Some(why) => missing(metric, why.clone()),
+            Some(why) if !m.idle_states.is_empty() => found(
+                metric,
+                Rung::Kernel,
+                "cpuidle sysfs",
+                Some(why.detail().to_string()),
+            ),
+            Some(why) => missing(metric, why.detail()),
         },
         Metric::Interrupts => match &snap.interrupts {
             Ok(_) => found(metric, Rung::Kernel, "/proc/interrupts", None),
-            Err(e) => missing(metric, e.clone()),
+            Err(e) => missing(metric, e.detail()),
         },
         Metric::Softirqs => match &snap.softirqs {
             Ok(_) => found(metric, Rung::Kernel, "/proc/softirqs", None),
-            Err(e) => missing(metric, e.clone()),
+            Err(e) => missing(metric, e.detail()),
         },
         Metric::CpuTime => match &snap.stat {
             Ok(s) if s.cpus.values().any(|c| c.steal.is_some()) => {
@@ -351,7 +354,7 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 "/proc/stat",
                 Some("this kernel reports no steal column".into()),
             ),
-            Err(e) => missing(metric, e.clone()),
+            Err(e) => missing(metric, e.detail()),
         },
         Metric::Scheduler => {
             if p.perf_has(PerfEvent::ContextSwitches, all) {
@@ -376,7 +379,7 @@ fn status_of(metric: Metric, m: &Machine, p: &Probe, chosen: Chosen, snap: &Snap
                 format!("/proc/schedstat (version {})", s.version),
                 None,
             ),
-            Err(e) => missing(metric, e.clone()),
+            Err(e) => missing(metric, e.detail()),
         },
         Metric::Smi => {
             if chosen.smi == Some(Rung::Perf) {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::base::counter::Width;
 use crate::base::cpu_map::CpuMap;
+use crate::base::{Cause, Unavailable};
 use crate::collect::cpuidle::IdleCounters;
 use crate::collect::hwmon::ThrottleCounts;
 use crate::collect::interrupts::IrqTable;
@@ -414,21 +415,21 @@ impl<H: Hardware> Sampler<H> {
         let fs = &mut self.fs;
         let stat = fs
             .read_id(self.files.stat)
-            .map_err(|e| e.to_string())
-            .and_then(|t| stat::parse(t).map_err(|e| e.to_string()));
+            .map_err(Unavailable::from)
+            .and_then(|t| stat::parse(t).map_err(Unavailable::from));
         let mut table = self.spare.interrupts.take().unwrap_or_default();
         let interrupts = fs
             .read_id(self.files.interrupts)
-            .map_err(|e| e.to_string())
+            .map_err(Unavailable::from)
             .and_then(|t| {
-                interrupts::parse_interrupts_into(t, &mut table).map_err(|e| e.to_string())
+                interrupts::parse_interrupts_into(t, &mut table).map_err(Unavailable::from)
             })
             .map(|()| table);
         let mut table = self.spare.softirqs.take().unwrap_or_default();
         let softirqs = fs
             .read_id(self.files.softirqs)
-            .map_err(|e| e.to_string())
-            .and_then(|t| softirqs::parse_softirqs_into(t, &mut table).map_err(|e| e.to_string()))
+            .map_err(Unavailable::from)
+            .and_then(|t| softirqs::parse_softirqs_into(t, &mut table).map_err(Unavailable::from))
             .map(|()| table);
         let schedstat = read_schedstat(fs, self.files.schedstat);
         let files = self.read_cpu_files();
@@ -670,12 +671,12 @@ fn read_schedstat(
     id: FileId,
 ) -> crate::model::snapshot::Reading<schedstat::SchedStat> {
     match fs.read_id(id) {
-        Ok(t) => schedstat::parse(t).map_err(|e| e.to_string()),
-        Err(crate::os::fs::ReadError::Missing(_)) => Err(
-            "no /proc/schedstat: the kernel was built without CONFIG_SCHEDSTATS (or the capture has none)"
-                .to_string(),
-        ),
-        Err(e) => Err(e.to_string()),
+        Ok(t) => schedstat::parse(t).map_err(Unavailable::from),
+        Err(crate::os::fs::ReadError::Missing(_)) => Err(Unavailable::new(
+            Cause::KernelLacks,
+            "no /proc/schedstat: the kernel was built without CONFIG_SCHEDSTATS (or the capture has none)",
+        )),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -528,7 +528,10 @@ fn machine(w: &mut Writer, inp: &Input<'_>) {
         }
     }
     if let Some(Err(why)) = &s.own_ipis {
-        w.sample(&[("metric", "watched_cpu_ipis"), ("reason", why)], 1.0);
+        w.sample(
+            &[("metric", "watched_cpu_ipis"), ("reason", why.detail())],
+            1.0,
+        );
     }
     // who ran is counted in the kernel, or this says why not (sampled
     // from /proc instead, where it is said at all)

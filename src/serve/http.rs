@@ -143,12 +143,61 @@ fn listen(addr: &str) -> std::io::Result<std::net::TcpListener> {
     }
 }
 
+/// Why the exporter cannot serve: the address, or the TLS files.
+// each inner error is said in the message, so it is not also a `source`
+// that `{:#}` would print a second time
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// The address cannot be bound (in use, not this machine's, a port
+    /// below 1024 without the capability).
+    #[error("cannot listen on {addr}: {err}")]
+    Listen {
+        /// The address as given.
+        addr: String,
+        /// What the kernel said.
+        err: std::io::Error,
+    },
+    /// The certificate file cannot be read as PEM.
+    #[error("cert_file {}: {err}", .path.display())]
+    Cert {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the PEM reader said.
+        err: rustls_pki_types::pem::Error,
+    },
+    /// The certificate file holds no certificate.
+    #[error("cert_file {}: no certificate", .0.display())]
+    NoCert(std::path::PathBuf),
+    /// The key file cannot be read as a PEM private key.
+    #[error("key_file {}: {err}", .path.display())]
+    Key {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the PEM reader said.
+        err: rustls_pki_types::pem::Error,
+    },
+    /// rustls refuses the protocol versions.
+    #[error("{0}")]
+    Versions(rustls::Error),
+    /// rustls refuses the certificate and key together (a key of another
+    /// certificate).
+    #[error("{}: {err}", .cert.display())]
+    CertAndKey {
+        /// The certificate file.
+        cert: std::path::PathBuf,
+        /// What rustls said.
+        err: rustls::Error,
+    },
+}
+
 /// Binds the address and reads the web config's certificate and key.
-pub fn bind(addr: &str, web: &WebConfig, limits: Limits) -> Result<Server, String> {
-    let listener = listen(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+pub fn bind(addr: &str, web: &WebConfig, limits: Limits) -> Result<Server, BindError> {
+    let refused = |err| BindError::Listen {
+        addr: addr.to_string(),
+        err,
+    };
+    let listener = listen(addr).map_err(refused)?;
+    listener.set_nonblocking(true).map_err(refused)?;
     let tls = web.tls.as_ref().map(tls_config).transpose()?;
     Ok(Server {
         listener,
@@ -161,20 +210,22 @@ pub fn bind(addr: &str, web: &WebConfig, limits: Limits) -> Result<Server, Strin
     })
 }
 
-fn tls_config(t: &super::webconfig::Tls) -> Result<Arc<rustls::ServerConfig>, String> {
+fn tls_config(t: &super::webconfig::Tls) -> Result<Arc<rustls::ServerConfig>, BindError> {
     use rustls_pki_types::pem::PemObject as _;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&t.cert_file)
         .and_then(Iterator::collect)
-        .map_err(|e| format!("cert_file {}: {e}", t.cert_file.display()))?;
+        .map_err(|err| BindError::Cert {
+            path: t.cert_file.clone(),
+            err,
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "cert_file {}: no certificate",
-            t.cert_file.display()
-        ));
+        return Err(BindError::NoCert(t.cert_file.clone()));
     }
-    let key = PrivateKeyDer::from_pem_file(&t.key_file)
-        .map_err(|e| format!("key_file {}: {e}", t.key_file.display()))?;
+    let key = PrivateKeyDer::from_pem_file(&t.key_file).map_err(|err| BindError::Key {
+        path: t.key_file.clone(),
+        err,
+    })?;
     let versions: &[&rustls::SupportedProtocolVersion] = if t.tls13_only {
         &[&rustls::version::TLS13]
     } else {
@@ -184,10 +235,13 @@ fn tls_config(t: &super::webconfig::Tls) -> Result<Arc<rustls::ServerConfig>, St
         rustls::crypto::ring::default_provider(),
     ))
     .with_protocol_versions(versions)
-    .map_err(|e| e.to_string())?
+    .map_err(BindError::Versions)?
     .with_no_client_auth()
     .with_single_cert(certs, key)
-    .map_err(|e| format!("{}: {e}", t.cert_file.display()))?;
+    .map_err(|err| BindError::CertAndKey {
+        cert: t.cert_file.clone(),
+        err,
+    })?;
     Ok(Arc::new(cfg))
 }
 

@@ -259,7 +259,7 @@ pub fn replay(
     dir: &std::path::Path,
     detail: Detail,
     shared: Arc<Shared>,
-) -> anyhow::Result<Exporter> {
+) -> Result<Exporter, crate::pipeline::replay::ReplayError> {
     let mut r = crate::pipeline::replay::open(dir)?;
     let machine = r.driver.engine.sampler.machine.clone();
     let watched = r.driver.watched().to_vec();

@@ -56,19 +56,74 @@ struct TlsFile {
     curve_preferences: Option<serde_norway::Value>,
 }
 
+/// Why a web config's text is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum WebConfigError {
+    /// It is not YAML of the known keys.
+    #[error("{0}")]
+    Yaml(serde_norway::Error),
+    /// `http_server_config` (HTTP/2 and headers) is not implemented.
+    #[error("http_server_config is not supported by noisetop")]
+    HttpServerConfig,
+    /// A user name with a ':', which basic auth cannot carry.
+    #[error("basic_auth_users: {0:?}: a user name cannot hold ':'")]
+    ColonInUser(String),
+    /// A password hash bcrypt cannot read, which would refuse every password.
+    #[error("basic_auth_users: {0}: not a bcrypt hash (make one with `htpasswd -nBC 10 {0}`)")]
+    NotBcrypt(String),
+    /// A TLS key the exporter does not implement.
+    #[error(
+        "tls_server_config.{0} is not supported by noisetop (cert_file, key_file and min_version are)"
+    )]
+    UnsupportedTls(&'static str),
+    /// TLS without a certificate or a key.
+    #[error("tls_server_config needs both cert_file and key_file")]
+    CertAndKey,
+    /// A `min_version` other than TLS12 and TLS13.
+    #[error("tls_server_config.min_version {0}: TLS12 or TLS13")]
+    MinVersion(String),
+}
+
+/// Why a web config file cannot be used: it cannot be read, or is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum WebConfigFileError {
+    /// The file cannot be read.
+    #[error("{}: {err}", .path.display())]
+    Unreadable {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What reading it said.
+        err: std::io::Error,
+    },
+    /// Its text is refused.
+    #[error("{}: {err}", .path.display())]
+    Refused {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        err: WebConfigError,
+    },
+}
+
 /// Reads and checks a web config file; relative paths are taken from the
 /// file's folder, as the toolkit takes them.
-pub fn load(path: &Path) -> Result<WebConfig, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<WebConfig, WebConfigFileError> {
+    let text = std::fs::read_to_string(path).map_err(|err| WebConfigFileError::Unreadable {
+        path: path.to_path_buf(),
+        err,
+    })?;
     let base = path.parent().unwrap_or(Path::new("."));
-    parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
+    parse(&text, base).map_err(|err| WebConfigFileError::Refused {
+        path: path.to_path_buf(),
+        err,
+    })
 }
 
 /// Parses the YAML text of a web config.
-pub fn parse(text: &str, base: &Path) -> Result<WebConfig, String> {
-    let f: File = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse(text: &str, base: &Path) -> Result<WebConfig, WebConfigError> {
+    let f: File = serde_norway::from_str(text).map_err(WebConfigError::Yaml)?;
     if f.http_server_config.is_some() {
-        return Err("http_server_config is not supported by noisetop".into());
+        return Err(WebConfigError::HttpServerConfig);
     }
     let tls = match f.tls_server_config {
         None => None,
@@ -77,23 +132,19 @@ pub fn parse(text: &str, base: &Path) -> Result<WebConfig, String> {
     let users = f.basic_auth_users.unwrap_or_default();
     for (user, hash) in &users {
         if user.contains(':') {
-            return Err(format!(
-                "basic_auth_users: {user:?}: a user name cannot hold ':'"
-            ));
+            return Err(WebConfigError::ColonInUser(user.clone()));
         }
         // a hash bcrypt cannot read would refuse every password: say so now
         if !(hash.starts_with("$2a$") || hash.starts_with("$2b$") || hash.starts_with("$2y$"))
             || hash.len() != 60
         {
-            return Err(format!(
-                "basic_auth_users: {user}: not a bcrypt hash (make one with `htpasswd -nBC 10 {user}`)"
-            ));
+            return Err(WebConfigError::NotBcrypt(user.clone()));
         }
     }
     Ok(WebConfig { tls, users })
 }
 
-fn tls(t: TlsFile, base: &Path) -> Result<Tls, String> {
+fn tls(t: TlsFile, base: &Path) -> Result<Tls, WebConfigError> {
     let unsupported = [
         ("cert", t.cert.is_some()),
         ("key", t.key.is_some()),
@@ -110,17 +161,15 @@ fn tls(t: TlsFile, base: &Path) -> Result<Tls, String> {
         ("curve_preferences", t.curve_preferences.is_some()),
     ];
     if let Some((k, _)) = unsupported.iter().find(|(_, set)| *set) {
-        return Err(format!(
-            "tls_server_config.{k} is not supported by noisetop (cert_file, key_file and min_version are)"
-        ));
+        return Err(WebConfigError::UnsupportedTls(k));
     }
     let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
-        return Err("tls_server_config needs both cert_file and key_file".into());
+        return Err(WebConfigError::CertAndKey);
     };
     let tls13_only = match t.min_version.as_deref() {
         None | Some("TLS12") => false,
         Some("TLS13") => true,
-        Some(v) => return Err(format!("tls_server_config.min_version {v}: TLS12 or TLS13")),
+        Some(v) => return Err(WebConfigError::MinVersion(v.to_string())),
     };
     Ok(Tls {
         cert_file: base.join(cert),
@@ -159,8 +208,22 @@ mod tests {
 
     #[test]
     fn unknown_unsupported_and_bad_entries_are_refused_by_name() {
-        let e = |t: &str| parse(t, Path::new(".")).unwrap_err();
+        let e = |t: &str| parse(t, Path::new(".")).unwrap_err().to_string();
         assert!(e("tls_server_confg:\n  cert_file: a\n").contains("unknown field"));
+        assert!(matches!(
+            parse("tls_server_config:\n  cert_file: a\n", Path::new(".")),
+            Err(WebConfigError::CertAndKey)
+        ));
+        assert_eq!(
+            e("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS11\n"),
+            "tls_server_config.min_version TLS11: TLS12 or TLS13"
+        );
+        assert_eq!(
+            e(
+                "basic_auth_users:\n  'a:b': $2y$10$0123456789012345678901234567890123456789012345678901\n"
+            ),
+            "basic_auth_users: \"a:b\": a user name cannot hold ':'"
+        );
         assert!(
             e("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n")
                 .contains("client_auth_type is not supported")

@@ -71,10 +71,20 @@ pub fn columns() -> &'static [Column] {
     &COLUMNS
 }
 
+/// A `--show`/`--hide` name that is no column; its words list the known ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no column {0:?}; the columns are {known}", known = known_names())]
+pub struct UnknownColumn(pub String);
+
+fn known_names() -> String {
+    let known: Vec<&str> = columns().iter().map(|c| c.name).collect();
+    known.join(", ")
+}
+
 /// Parses a `--show`/`--hide` list (`LOC/s,MIG/s`; the `/s` may be left
 /// out) into column indexes; an unknown name is a usage error that lists
 /// the known ones.
-pub fn parse(list: &str) -> Result<Vec<usize>, String> {
+pub fn parse(list: &str) -> Result<Vec<usize>, UnknownColumn> {
     list.split(',')
         .map(str::trim)
         .filter(|n| !n.is_empty())
@@ -85,10 +95,7 @@ pub fn parse(list: &str) -> Result<Vec<usize>, String> {
                     c.name.eq_ignore_ascii_case(n)
                         || c.name.trim_end_matches("/s").eq_ignore_ascii_case(n)
                 })
-                .ok_or_else(|| {
-                    let known: Vec<&str> = columns().iter().map(|c| c.name).collect();
-                    format!("no column {n:?}; the columns are {}", known.join(", "))
-                })
+                .ok_or_else(|| UnknownColumn(n.to_string()))
         })
         .collect()
 }
@@ -125,6 +132,8 @@ mod tests {
         assert_eq!(parse("ipc"), Ok(vec![6]));
         assert_eq!(parse("rqwait%"), Ok(vec![7]));
         let e = parse("IPS").unwrap_err();
+        assert_eq!(e, UnknownColumn("IPS".into()));
+        let e = e.to_string();
         assert!(
             e.contains("no column \"IPS\"") && e.contains("LOC/s") && e.contains("IPC"),
             "{e}"

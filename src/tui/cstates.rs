@@ -150,12 +150,10 @@ fn static_states(s: &State, width: u16) -> Vec<Line<'static>> {
             "sysfs names {} idle states but no residency was read for them (u: why)",
             v.len()
         ),
-        _ => s
-            .judged()
-            .machine()
-            .idle_missing
-            .clone()
-            .unwrap_or_else(|| "no idle states: this tree has no cpuidle directory".into()),
+        _ => s.judged().machine().idle_missing.as_ref().map_or_else(
+            || "no idle states: this tree has no cpuidle directory".into(),
+            |u| u.detail().to_string(),
+        ),
     };
     let mut lines: Vec<Line<'static>> = crate::tui::pane::wrap(
         vec![Span::raw(" "), Span::styled(why, t.warn())],

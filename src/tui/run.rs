@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event};
@@ -250,6 +249,17 @@ impl Pacer {
     }
 }
 
+/// Why the dashboard stopped before it was asked to.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The terminal could not be sized or drawn on.
+    #[error("{0}")]
+    Terminal(std::io::Error),
+    /// The keyboard could not be read.
+    #[error("{0}")]
+    Input(std::io::Error),
+}
+
 /// Runs the dashboard until quit, a stop signal or an input error.
 pub fn run<B>(
     terminal: &mut Terminal<B>,
@@ -257,7 +267,7 @@ pub fn run<B>(
     w: &mut Wiring<'_>,
     input: &mut impl Input,
     clock: &impl Clock,
-) -> Result<()>
+) -> Result<(), RunError>
 where
     B: Backend,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -286,12 +296,15 @@ where
             dirty = true;
         }
         if dirty {
-            s.update(Change::Screen(terminal.size()?));
-            terminal.draw(|f| f.render_widget(&*s, f.area()))?;
+            let size = terminal.size().map_err(terminal_error)?;
+            s.update(Change::Screen(size));
+            terminal
+                .draw(|f| f.render_widget(&*s, f.area()))
+                .map_err(terminal_error)?;
             dirty = false;
         }
         let timeout = until_stale(s, pacer.timeout(s, clock.now()), clock.now());
-        match input.next(timeout)? {
+        match input.next(timeout).map_err(RunError::Input)? {
             Some(Event::Key(k)) => {
                 if let Some(a) = keys::action_for(&k) {
                     if let Some(e) = s.update(a) {
@@ -313,6 +326,11 @@ where
     }
     w.stop.stop();
     Ok(())
+}
+
+/// The backend's error, whatever its type, in the terminal's words.
+fn terminal_error<E: std::error::Error + Send + Sync + 'static>(e: E) -> RunError {
+    RunError::Terminal(std::io::Error::other(e))
 }
 
 /// Shortens the wait so the loop wakes when the sample on screen turns

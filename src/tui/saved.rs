@@ -94,25 +94,77 @@ impl Saved {
 
     /// Reads the file: `None` when absent; an unreadable or garbled file
     /// is an error the caller reports and goes on without.
-    pub fn load(p: &Path) -> Result<Option<Saved>, String> {
+    pub fn load(p: &Path) -> Result<Option<Saved>, SavedError> {
         match std::fs::read_to_string(p) {
             Ok(t) => serde_json::from_str(&t)
                 .map(Some)
-                .map_err(|e| format!("{}: not a saved dashboard state ({e})", p.display())),
+                .map_err(|err| SavedError::Garbled {
+                    path: p.to_path_buf(),
+                    err,
+                }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", p.display())),
+            Err(err) => Err(SavedError::Unreadable {
+                path: p.to_path_buf(),
+                err,
+            }),
         }
     }
 
     /// Writes the file, creating its folder.
-    pub fn save(&self, p: &Path) -> Result<(), String> {
+    pub fn save(&self, p: &Path) -> Result<(), SavedError> {
         if let Some(dir) = p.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|err| SavedError::NoFolder {
+                dir: dir.to_path_buf(),
+                err,
+            })?;
         }
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        std::fs::write(p, text + "\n").map_err(|e| format!("cannot write {}: {e}", p.display()))
+        let text = serde_json::to_string_pretty(self).map_err(SavedError::Encode)?;
+        std::fs::write(p, text + "\n").map_err(|err| SavedError::Unwritable {
+            path: p.to_path_buf(),
+            err,
+        })
     }
+}
+
+/// Why the saved dashboard state cannot be read or written; the caller
+/// says it and goes on without.
+#[derive(Debug, thiserror::Error)]
+pub enum SavedError {
+    /// The file is there but cannot be read.
+    #[error("cannot read {}: {err}", .path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What reading it said.
+        err: std::io::Error,
+    },
+    /// The file is not JSON of a saved state.
+    #[error("{}: not a saved dashboard state ({err})", .path.display())]
+    Garbled {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        err: serde_json::Error,
+    },
+    /// Its folder cannot be made.
+    #[error("cannot create {}: {err}", .dir.display())]
+    NoFolder {
+        /// The folder.
+        dir: PathBuf,
+        /// What the OS said.
+        err: std::io::Error,
+    },
+    /// The state cannot be put into JSON.
+    #[error("{0}")]
+    Encode(serde_json::Error),
+    /// The file cannot be written.
+    #[error("cannot write {}: {err}", .path.display())]
+    Unwritable {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        err: std::io::Error,
+    },
 }
 
 #[cfg(test)]
@@ -142,7 +194,10 @@ mod tests {
     fn choices_survive_a_save_and_a_load() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(FILE);
-        assert_eq!(Saved::load(&p), Ok(None), "no file yet: nothing to restore");
+        assert!(
+            matches!(Saved::load(&p), Ok(None)),
+            "no file yet: nothing to restore"
+        );
         let mut s = server();
         s.update(crate::tui::keys::Action::Sort);
         s.update(crate::tui::keys::Action::Filter);
@@ -165,11 +220,9 @@ mod tests {
             "offline CPUs drop"
         );
         std::fs::write(&p, "{ not json").unwrap();
-        assert!(
-            Saved::load(&p)
-                .unwrap_err()
-                .contains("not a saved dashboard state")
-        );
+        let e = Saved::load(&p).unwrap_err();
+        assert!(matches!(e, SavedError::Garbled { .. }), "{e}");
+        assert!(e.to_string().contains("not a saved dashboard state"));
         // a file from a later version with fields this one does not know
         std::fs::write(&p, r#"{"sort":"busiest","columns":["IPC"]}"#).unwrap();
         let s = Saved::load(&p).unwrap().unwrap().apply(server());

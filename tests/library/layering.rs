@@ -1,7 +1,8 @@
 //! The tree is the data flow: each layer names only the layers before it,
 //! and none of them names a sink, the command line, ratatui or clap. Read
 //! from the source text, so it holds for code behind any feature or
-//! `cfg(test)` too.
+//! `cfg(test)` too. Only the commands and `main.rs` name anyhow: the
+//! library's errors are types that say what failed.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -167,6 +168,80 @@ fn a_planted_upward_import_is_caught() {
             "src/model/snapshot.rs:1: model names pipeline".to_string(),
             "src/record/columns.rs:1: record names clap".to_string(),
         ]
+    );
+}
+
+/// Files under `src` other than the commands and `main.rs` that name
+/// anyhow: `file:line`. The library says what failed in types of its own;
+/// the commands wrap them with context for the user.
+fn anyhow_outside_the_commands(src: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in rust_files(src) {
+        let rel = file.strip_prefix(src).unwrap();
+        if rel.starts_with("cmd") || rel == Path::new("main.rs") {
+            continue;
+        }
+        let code = code_of(&fs::read_to_string(&file).unwrap());
+        for (no, line) in code.lines().enumerate() {
+            let t = line.trim_start();
+            if t.starts_with("///") || t.starts_with("//!") {
+                continue;
+            }
+            if line.match_indices("anyhow").any(|(i, _)| {
+                let before = line[..i].chars().last();
+                let after = line[i + "anyhow".len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            }) {
+                out.push(format!("src/{}:{}", rel.display(), no + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_commands_name_anyhow() {
+    let v = anyhow_outside_the_commands(&src());
+    assert!(
+        v.is_empty(),
+        "anyhow outside src/cmd and main.rs:\n{}",
+        v.join("\n")
+    );
+}
+
+#[test]
+fn a_planted_anyhow_is_caught_and_the_commands_may_keep_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("src");
+    for file in rust_files(&src()) {
+        let to = copy.join(file.strip_prefix(src()).unwrap());
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(&file, &to).unwrap();
+    }
+    let planted = copy.join("pipeline/replay.rs");
+    let text = fs::read_to_string(&planted).unwrap();
+    fs::write(&planted, format!("use anyhow::Result;\n{text}")).unwrap();
+    let hook = copy.join("tui/run.rs");
+    let text = fs::read_to_string(&hook).unwrap();
+    fs::write(
+        &hook,
+        format!("{text}\nfn planted() -> anyhow::Result<()> {{ Ok(()) }}\n"),
+    )
+    .unwrap();
+    let lines = text.lines().count() + 2;
+    assert_eq!(
+        anyhow_outside_the_commands(&copy),
+        vec![
+            "src/pipeline/replay.rs:1".to_string(),
+            format!("src/tui/run.rs:{lines}"),
+        ]
+    );
+    // the commands' own use is not counted (they hold some already)
+    assert!(
+        rust_files(&copy.join("cmd"))
+            .iter()
+            .any(|f| fs::read_to_string(f).unwrap().contains("anyhow"))
     );
 }
 

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::base::cpulist;
+use crate::base::{Cause, Unavailable};
 use crate::noise::{Severity, VerdictState};
 use crate::pipeline::Sample;
 
@@ -41,7 +42,7 @@ pub struct RunFacts {
     /// The IPIs noisetop sent to the command's CPUs, counted by the kernel.
     pub own_ipis: Option<crate::pipeline::OwnIpis>,
     /// Why they were not counted.
-    pub own_ipis_missing: Option<String>,
+    pub own_ipis_missing: Option<Unavailable>,
 }
 
 /// min / median / max of a series.
@@ -820,7 +821,7 @@ impl RunReport {
         let ipis = match (&f.own_ipis, &f.own_ipis_missing) {
             (Some(i), _) => Ok(i.clone()),
             (None, Some(why)) => Err(why.clone()),
-            (None, None) => Err("not counted".into()),
+            (None, None) => Err(Unavailable::new(Cause::Failed, "not counted")),
         };
         let _ = writeln!(
             o,
@@ -1007,7 +1008,10 @@ mod tests {
             command_cpu_ns: None,
             others_limit_pct: 1.0,
             own_ipis: None,
-            own_ipis_missing: Some("not counted in this test".into()),
+            own_ipis_missing: Some(crate::base::Unavailable::new(
+                crate::base::Cause::Failed,
+                "not counted in this test",
+            )),
         }
     }
 

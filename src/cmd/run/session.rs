@@ -105,7 +105,10 @@ impl Session {
         let mut acc = Accumulator::new(&self.cpus);
         let mut migrations: Option<u64> = None;
         let mut final_migrations: Option<u64> = None;
-        let mut own_ipis = Some(Err("no interval was taken".to_string()));
+        let mut own_ipis = Some(Err(crate::base::Unavailable::new(
+            crate::base::Cause::Failed,
+            "no interval was taken",
+        )));
         let interval = self.interval;
         let (driver, record) = (&mut self.driver, &mut self.record);
         let (status, ended, seconds) = std::thread::scope(|sc| -> Result<_> {
