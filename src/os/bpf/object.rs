@@ -88,7 +88,7 @@ struct Func {
     /// Its calls: the instruction, and the callee's first byte in
     /// `SUBPROGRAMS`.
     calls: Vec<(usize, usize)>,
-    func_type: u32,
+    type_id: u32,
 }
 
 /// What the object holds.
@@ -284,7 +284,7 @@ fn functions(
             .next()
             .ok_or_else(|| ObjectError::Missing(format!("type of function {name}")))?;
         out.push(Func {
-            func_type,
+            type_id: func_type,
             name,
             section: sec_name.to_string(),
             start,
@@ -323,38 +323,37 @@ fn link(f: &Func, subprograms: &[&Func]) -> Result<ProgDef, ObjectError> {
         insns: f.insns.clone(),
         map_refs: f.map_refs.clone(),
         core_relos: f.core_relos.clone(),
-        funcs: vec![(0, f.func_type)],
+        funcs: vec![(0, f.type_id)],
     };
     // (callee's byte in SUBPROGRAMS, its first instruction here)
     let mut placed: Vec<(usize, usize)> = Vec::new();
     let mut calls: Vec<(usize, usize)> = f.calls.clone();
     while let Some((at, target)) = calls.pop() {
-        let here = match placed.iter().find(|(t, _)| *t == target) {
-            Some(&(_, here)) => here,
-            None => {
-                let callee = subprograms
-                    .iter()
-                    .find(|s| s.start == target)
-                    .ok_or_else(|| {
-                        ObjectError::Missing(format!(
-                            "function at byte {target} of {SUBPROGRAMS}, which {} calls",
-                            f.name
-                        ))
-                    })?;
-                let here = p.insns.len() / 8;
-                p.insns.extend_from_slice(&callee.insns);
-                p.map_refs
-                    .extend(callee.map_refs.iter().map(|(i, n)| (i + here, n.clone())));
-                p.core_relos
-                    .extend(callee.core_relos.iter().map(|r| CoreRelo {
-                        insn_off: r.insn_off + (here * 8) as u32,
-                        ..*r
-                    }));
-                p.funcs.push((here as u32, callee.func_type));
-                calls.extend(callee.calls.iter().map(|(i, t)| (i + here, *t)));
-                placed.push((target, here));
-                here
-            }
+        let here = if let Some(&(_, here)) = placed.iter().find(|(t, _)| *t == target) {
+            here
+        } else {
+            let callee = subprograms
+                .iter()
+                .find(|s| s.start == target)
+                .ok_or_else(|| {
+                    ObjectError::Missing(format!(
+                        "function at byte {target} of {SUBPROGRAMS}, which {} calls",
+                        f.name
+                    ))
+                })?;
+            let here = p.insns.len() / 8;
+            p.insns.extend_from_slice(&callee.insns);
+            p.map_refs
+                .extend(callee.map_refs.iter().map(|(i, n)| (i + here, n.clone())));
+            p.core_relos
+                .extend(callee.core_relos.iter().map(|r| CoreRelo {
+                    insn_off: r.insn_off + (here * 8) as u32,
+                    ..*r
+                }));
+            p.funcs.push((here as u32, callee.type_id));
+            calls.extend(callee.calls.iter().map(|(i, t)| (i + here, *t)));
+            placed.push((target, here));
+            here
         };
         let i = at * 8;
         // a call of a BPF function: src_reg BPF_PSEUDO_CALL (1), the
