@@ -1,4 +1,5 @@
-//! The error of a kernel file whose text did not have the expected shape.
+//! The error of a kernel file whose text did not have the expected shape,
+//! and of a file the user named (a config) that cannot be used.
 
 use thiserror::Error;
 
@@ -32,4 +33,26 @@ impl ParseError {
             msg: msg.into(),
         }
     }
+}
+
+/// Why a file the user named (a config file) cannot be used: it cannot be
+/// read, or its text is refused for the reason `E` gives.
+#[derive(Debug, Error)]
+pub enum FileError<E: std::error::Error + 'static> {
+    /// The file cannot be read.
+    #[error("{}: {err}", .path.display())]
+    Unreadable {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What reading it said.
+        err: std::io::Error,
+    },
+    /// Its text is refused.
+    #[error("{}: {err}", .path.display())]
+    Refused {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        err: E,
+    },
 }

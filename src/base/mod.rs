@@ -10,6 +10,6 @@ pub(crate) mod name;
 mod unavailable;
 mod vendor;
 
-pub use error::ParseError;
+pub use error::{FileError, ParseError};
 pub use unavailable::{Cause, Unavailable};
 pub use vendor::Vendor;

@@ -171,25 +171,7 @@ pub enum ConfigError {
 }
 
 /// Why a config file cannot be used: it cannot be read, or is refused.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigFileError {
-    /// The file cannot be read.
-    #[error("{}: {err}", .path.display())]
-    Unreadable {
-        /// The file.
-        path: std::path::PathBuf,
-        /// What reading it said.
-        err: std::io::Error,
-    },
-    /// Its text is refused.
-    #[error("{}: {err}", .path.display())]
-    Refused {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Why.
-        err: ConfigError,
-    },
-}
+pub type ConfigFileError = crate::base::FileError<ConfigError>;
 
 impl NoiseConfig {
     /// Parses a config file's text; absent keys keep their defaults.

@@ -85,25 +85,7 @@ pub enum WebConfigError {
 }
 
 /// Why a web config file cannot be used: it cannot be read, or is refused.
-#[derive(Debug, thiserror::Error)]
-pub enum WebConfigFileError {
-    /// The file cannot be read.
-    #[error("{}: {err}", .path.display())]
-    Unreadable {
-        /// The file.
-        path: std::path::PathBuf,
-        /// What reading it said.
-        err: std::io::Error,
-    },
-    /// Its text is refused.
-    #[error("{}: {err}", .path.display())]
-    Refused {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Why.
-        err: WebConfigError,
-    },
-}
+pub type WebConfigFileError = crate::base::FileError<WebConfigError>;
 
 /// Reads and checks a web config file; relative paths are taken from the
 /// file's folder, as the toolkit takes them.

@@ -131,6 +131,17 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// A copy of `src/` under `dir`, for a test to plant a line in.
+fn copy_of_src(dir: &Path) -> PathBuf {
+    let copy = dir.join("src");
+    for file in rust_files(&src()) {
+        let to = copy.join(file.strip_prefix(src()).unwrap());
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(&file, &to).unwrap();
+    }
+    copy
+}
+
 #[test]
 fn no_layer_names_one_above_it_or_a_sink() {
     let v = violations(&src());
@@ -141,12 +152,7 @@ fn no_layer_names_one_above_it_or_a_sink() {
 fn a_planted_upward_import_is_caught() {
     // a copy of the tree with one line planted in the OS layer
     let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("src");
-    for file in rust_files(&src()) {
-        let to = copy.join(file.strip_prefix(src()).unwrap());
-        fs::create_dir_all(to.parent().unwrap()).unwrap();
-        fs::copy(&file, &to).unwrap();
-    }
+    let copy = copy_of_src(dir.path());
     let planted = copy.join("os/stop.rs");
     let text = fs::read_to_string(&planted).unwrap();
     fs::write(
@@ -213,12 +219,7 @@ fn only_the_commands_name_anyhow() {
 #[test]
 fn a_planted_anyhow_is_caught_and_the_commands_may_keep_theirs() {
     let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("src");
-    for file in rust_files(&src()) {
-        let to = copy.join(file.strip_prefix(src()).unwrap());
-        fs::create_dir_all(to.parent().unwrap()).unwrap();
-        fs::copy(&file, &to).unwrap();
-    }
+    let copy = copy_of_src(dir.path());
     let planted = copy.join("pipeline/replay.rs");
     let text = fs::read_to_string(&planted).unwrap();
     fs::write(&planted, format!("use anyhow::Result;\n{text}")).unwrap();
