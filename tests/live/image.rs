@@ -360,6 +360,7 @@ fn query(pid: u32, prom: &str, q: &str) -> Vec<(serde_json::Value, f64)> {
         .output()
         .unwrap();
     if !out.status.success() {
+        eprintln!("promtool: {}", String::from_utf8_lossy(&out.stderr));
         return Vec::new();
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
@@ -459,6 +460,19 @@ fn the_image_runs_as_the_daemonset_says_and_prometheus_scrapes_it() {
         .spawn()
         .unwrap());
     let pid = pod.0.id();
+    // the pod's network namespace exists once unshare has made it: until
+    // then /proc/PID/ns/net is the test's own, and a Prometheus entered
+    // there listens and scrapes on the host, where promtool in the pod
+    // then finds nothing (every query refused, `up: []`)
+    let own_net = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let made_at = Instant::now();
+    while std::fs::read_link(format!("/proc/{pid}/ns/net")).ok() == Some(own_net.clone()) {
+        assert!(
+            made_at.elapsed() < Duration::from_secs(10),
+            "the pod made no network namespace"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let log = || std::fs::read_to_string(logs.path().join("noisetop.err")).unwrap_or_default();
 
     // Prometheus beside it, as a scraper of the pod network would be

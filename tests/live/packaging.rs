@@ -61,6 +61,10 @@ pub fn text(out: &Output) -> String {
 pub fn script(name: &str) -> Command {
     let mut c = Command::new(repo().join("scripts").join(name));
     c.current_dir(repo());
+    // the static binary in the packaging tests' own profile (Cargo.toml
+    // says why): the same link and package as dist, built without the
+    // optimiser
+    c.env("NOISETOP_PROFILE", "package-test");
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy();
         if k.starts_with("CARGO_") && k != "CARGO_HOME" && k != "CARGO_TARGET_DIR" {
