@@ -292,6 +292,8 @@ pub fn live_options(s: &SourceArgs) -> crate::os::live::LiveOptions {
     crate::os::live::LiveOptions {
         no_perf: s.no_perf,
         no_msr: s.no_msr,
+        // decided by the driver, once it knows whether the programs loaded
+        switches_counted: false,
     }
 }
 

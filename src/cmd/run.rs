@@ -71,6 +71,7 @@ pub fn run(a: &RunArgs) -> Result<ExitCode> {
         .live_options(LiveOptions {
             no_perf: a.no_perf,
             no_msr: a.no_msr,
+            switches_counted: false,
         })
         .watching(&cpus)
         .trace(TraceHow::from_flag(a.no_trace))

@@ -16,6 +16,11 @@ pub struct LiveOptions {
     pub no_perf: bool,
     /// Skip `/dev/cpu/N/msr` (`--no-msr`).
     pub no_msr: bool,
+    /// Every CPU's switches and migrations are counted in the kernel by
+    /// noisetop's own programs: perf's software counters of them are not
+    /// opened. Reading one on another CPU is a function-call IPI to that
+    /// CPU, every interval, and opening them patches the kernel's text.
+    pub switches_counted: bool,
 }
 
 /// Clock, perf and MSR access on the running machine.
@@ -37,7 +42,12 @@ impl LiveHw {
                 .push(("*".into(), "perf disabled by --no-perf".into()));
             None
         } else {
-            let (set, failed) = PerfSet::open(&m.online, &m.leaders, &roots.sysfs);
+            let counted: &[PerfEvent] = if opts.switches_counted {
+                &[PerfEvent::ContextSwitches, PerfEvent::Migrations]
+            } else {
+                &[]
+            };
+            let (set, failed) = PerfSet::open_but(&m.online, &m.leaders, &roots.sysfs, counted);
             probe.perf_opened = set
                 .opened()
                 .into_iter()

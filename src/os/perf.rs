@@ -291,11 +291,23 @@ impl PerfSet {
         package_cpus: &[u32],
         sysfs: &Path,
     ) -> (PerfSet, Vec<(PerfEvent, String)>) {
+        Self::open_but(cpus, package_cpus, sysfs, &[])
+    }
+
+    /// Opens them as [`Self::open`] does, but for the events in `counted`:
+    /// those are counted elsewhere, and are neither opened nor said to
+    /// have failed.
+    pub fn open_but(
+        cpus: &[u32],
+        package_cpus: &[u32],
+        sysfs: &Path,
+        counted: &[PerfEvent],
+    ) -> (PerfSet, Vec<(PerfEvent, String)>) {
         let devices = pmu_root(sysfs);
         let mut failed = Failures::default();
         let mut set = PerfSet::default();
         let mut kinds: Vec<(PerfEvent, Kind)> = Vec::new();
-        for e in PerfEvent::ALL {
+        for e in PerfEvent::ALL.into_iter().filter(|e| !counted.contains(e)) {
             match plan_event(&devices, e, package_cpus) {
                 Ok((kind, scale)) => {
                     kinds.push((e, kind));
@@ -343,9 +355,8 @@ impl PerfSet {
             }
         };
         let mut extra: Vec<CpuGroup> = Vec::new();
-        // PMU events first: an msr event that joins a group already holding
-        // software counters opens fine but then counts nothing (msr/tsc stayed
-        // 0 on Linux 6.18), while software counters join an msr group safely.
+        // PMU events first, then the software counters (see `builder` for
+        // why a member's place once mattered)
         let pmu_first = wanted
             .iter()
             .filter(|(e, _)| !matches!(e.pmu(), SOFTWARE | HARDWARE))
@@ -577,7 +588,14 @@ fn builder(kind: Kind, cpu: u32) -> Builder<'static> {
         Kind::Hw(h) => Builder::new(h),
         Kind::Pmu(d) => Builder::new(d),
     };
-    b.one_cpu(cpu as usize).any_pid();
+    // A member opened enabled counts from the moment its leader is
+    // enabled. One opened disabled and enabled with the group afterwards
+    // can stay unscheduled: the kernel enables the leader, then each
+    // member, and reschedules only the member's own PMU, while the group
+    // is scheduled with its leader. An msr member enabled last
+    // (`{dummy, msr/tsc}`, or after the software counters) then counted
+    // 0 on Linux 6.18, where `{dummy, msr/tsc, context-switches}` counted.
+    b.one_cpu(cpu as usize).any_pid().enabled(true);
     match kind {
         // Software counters count nothing per CPU unless kernel mode is
         // included; a CPU's instructions and cycles are its kernel's too.

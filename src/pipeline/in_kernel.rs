@@ -113,10 +113,10 @@ pub struct InKernelTrace {
     threads: HashMap<u32, bool>,
 }
 
-/// The same counts' switches and migrations, for the snapshot.
+/// The same counts' switches and migrations, for the snapshot: of every
+/// CPU, watched or not, since the programs count on all of them.
 pub struct InKernelSwitches {
     counter: Arc<Mutex<Counter>>,
-    cpus: Vec<u32>,
 }
 
 /// A live task's cgroup v2 path, from the `0::` line of
@@ -154,13 +154,7 @@ pub fn open(
         .map_err(|why| Refused::KernelLacks(why.detail))?;
     // the first read: every window is a difference from it
     t.drain();
-    Ok((
-        t,
-        InKernelSwitches {
-            counter,
-            cpus: watched.to_vec(),
-        },
-    ))
+    Ok((t, InKernelSwitches { counter }))
 }
 
 impl InKernelTrace {
@@ -299,9 +293,8 @@ impl TraceSource for InKernelTrace {
 impl SwitchSource for InKernelSwitches {
     fn counts_at(&mut self, _cut_ns: u64) -> Vec<SwitchCount> {
         let c = self.counter.lock().unwrap_or_else(PoisonError::into_inner);
-        self.cpus
-            .iter()
-            .filter_map(|&cpu| {
+        (0..c.loaded.nr_cpus)
+            .filter_map(|cpu| {
                 let (switches, migrations) = c.switches(cpu)?;
                 Some(SwitchCount {
                     cpu,
@@ -312,8 +305,11 @@ impl SwitchSource for InKernelSwitches {
             .collect()
     }
 
-    fn retarget(&mut self, cpus: &[u32]) -> Result<(), Unavailable> {
-        self.cpus = cpus.to_vec();
+    fn retarget(&mut self, _cpus: &[u32]) -> Result<(), Unavailable> {
         Ok(())
+    }
+
+    fn counts_every_cpu(&self) -> bool {
+        true
     }
 }

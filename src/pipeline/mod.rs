@@ -209,6 +209,12 @@ pub trait SwitchSource: Send {
     fn take_named(&mut self) -> Vec<(u32, Vec<u32>)> {
         Vec::new()
     }
+    /// Whether it counts every CPU, watched or not, whatever `retarget`
+    /// was given: then no CPU's switches are read through perf, and its
+    /// counts never start again when the watched CPUs change.
+    fn counts_every_cpu(&self) -> bool {
+        false
+    }
 }
 
 /// The engine, the watched CPUs, the thresholds and the tracer: what turns
@@ -399,6 +405,13 @@ impl<H: Hardware> Driver<H> {
             .unwrap_or_else(|| Unavailable::new(Cause::Failed, "no switch rings")))
     }
 
+    /// Whether every CPU's switches and migrations come from the
+    /// in-kernel counts, rather than perf's software counters.
+    pub fn counts_every_cpu(&self) -> bool {
+        self.switches_missing.is_none()
+            && self.switches.as_ref().is_some_and(|s| s.counts_every_cpu())
+    }
+
     /// Returns the watched CPUs, sorted.
     pub fn watched(&self) -> &[u32] {
         &self.watched
@@ -494,16 +507,22 @@ impl<H: Hardware> Driver<H> {
     pub fn step(&mut self) -> Step {
         let woke = Instant::now();
         let hands_off = self.engine.sampler.hands_off().to_vec();
-        let (counting, filled, epoch) = (&mut self.switches, &mut self.filled, self.ring_epoch);
+        let every = self.counts_every_cpu();
+        // the in-kernel counts go on through a change of the watched CPUs;
+        // the rings' are new counts (ring_epoch is 1 from the first rings)
+        let epoch = if every { 0 } else { self.ring_epoch };
+        let (counting, filled) = (&mut self.switches, &mut self.filled);
         let iv = self.engine.step_with(|snap| {
-            if hands_off.is_empty() {
+            let cpus = if every { &snap.online } else { &hands_off };
+            if cpus.is_empty() {
                 return;
             }
+            let cpus = cpus.clone();
             let cut = snap.time.mono_ns;
             let counts = counting
                 .as_mut()
                 .map_or_else(Vec::new, |c| c.counts_at(cut));
-            filled.fill(snap, &hands_off, epoch, counts);
+            filled.fill(snap, &cpus, epoch, counts);
         });
         let own_ipis = self.read_own_ipis();
         // taken every step, traced or not, so that names never pile up
@@ -525,6 +544,9 @@ impl<H: Hardware> Driver<H> {
                 .collect();
         }
         let mut statuses = self.engine.statuses();
+        if every {
+            crate::sample::ladder::counted_in_kernel(&mut statuses, IN_KERNEL_COUNTS);
+        }
         let counting = self.engine.sampler.machine.package_leaders();
         crate::sample::hands_off::describe(
             &mut statuses,

@@ -3,8 +3,9 @@
 //! goes with it, who ran and the switch counts, the counters of noisetop's
 //! own IPIs, the sampler's file budget and the thresholds. Every command
 //! builds its driver here, so the order that matters is code: the IPI
-//! counters open before any other perf event, then the hardware, then the
-//! driver, then who ran.
+//! counters open before any other perf event, then who ran (whose
+//! programs, where they load, count every CPU's switches, so that perf's
+//! counters of them are not opened), then the hardware and the driver.
 
 use std::path::{Path, PathBuf};
 
@@ -335,14 +336,25 @@ impl DriverBuilder {
     /// The driver of a live command: who ran and the watched CPUs' switch
     /// counts attached, and the kernel's count of noisetop's own IPIs.
     pub fn build(self, fs: Fs, machine: Machine) -> Result<Driver<AnyHw>, LoadError> {
-        let mut driver = self.open(fs, machine, |hw| hw)?;
+        let own_ipis = own_ipis(&self.tree, &self.roots, &self.watched);
+        // who ran before the hardware: where the programs load, they count
+        // every CPU's switches and migrations, and perf's counters of them
+        // are not opened
         let choice = tracer_for(
             &self.tree,
             &self.roots,
             &self.watched,
             self.how,
-            self.owners,
+            self.owners.clone(),
         );
+        let live = LiveOptions {
+            switches_counted: choice
+                .switches
+                .as_ref()
+                .is_some_and(|s| s.counts_every_cpu()),
+            ..self.live
+        };
+        let mut driver = self.open_with(fs, machine, own_ipis, live, |hw| hw)?;
         driver.set_tracer(choice.source, choice.missing);
         // on a live tree only: with the in-kernel counts where they
         // loaded, else with counting rings
@@ -392,7 +404,20 @@ impl DriverBuilder {
         wrap: impl FnOnce(AnyHw) -> H,
     ) -> Result<Driver<H>, LoadError> {
         let own_ipis = own_ipis(&self.tree, &self.roots, &self.watched);
-        let hw = wrap(open_hw(&self.tree, &self.roots, &machine, self.live)?);
+        self.open_with(fs, machine, own_ipis, self.live, wrap)
+    }
+
+    /// The hardware, with `live`'s rungs, then the engine and driver,
+    /// counting noisetop's IPIs with `own_ipis`, opened before.
+    fn open_with<H: Hardware>(
+        &self,
+        fs: Fs,
+        machine: Machine,
+        own_ipis: Result<SelfIpis, Unavailable>,
+        live: LiveOptions,
+        wrap: impl FnOnce(AnyHw) -> H,
+    ) -> Result<Driver<H>, LoadError> {
+        let hw = wrap(open_hw(&self.tree, &self.roots, &machine, live)?);
         let mut engine = Engine::new(Sampler::with_machine(fs, machine, hw));
         if let Some(files) = self.budget {
             engine.sampler.set_budget(files);

@@ -66,7 +66,8 @@ pub struct Filled {
 }
 
 impl Filled {
-    /// Puts `counts` of the hands-off CPUs into `snap`. A CPU whose count
+    /// Puts `counts` of `cpus` (the hands-off CPUs, or every online CPU
+    /// where the counts cover them all) into `snap`. A CPU whose count
     /// does not continue the previous snapshot's (new ring, or counted
     /// another way before) gets none: its rates are unknown for that
     /// interval, never a difference of two unrelated counters. Samples a
@@ -74,7 +75,7 @@ impl Filled {
     pub fn fill(
         &mut self,
         snap: &mut Snapshot,
-        hands_off: &[u32],
+        cpus: &[u32],
         epoch: u64,
         counts: Vec<SwitchCount>,
     ) {
@@ -84,7 +85,7 @@ impl Filled {
         let mut now = Vec::new();
         for c in counts {
             let cpu = c.cpu;
-            if hands_off.binary_search(&cpu).is_err() {
+            if cpus.binary_search(&cpu).is_err() {
                 continue;
             }
             now.push(cpu);

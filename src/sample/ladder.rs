@@ -209,6 +209,18 @@ pub fn statuses(m: &Machine, p: &Probe, chosen: Chosen, snap: &Snapshot) -> Vec<
         .collect()
 }
 
+/// Says that every CPU's switches and migrations are counted by
+/// noisetop's own programs in the kernel (`source` says how), in place of
+/// perf's software counters, which are then not opened.
+pub fn counted_in_kernel(statuses: &mut [Status], source: &str) {
+    for st in statuses
+        .iter_mut()
+        .filter(|s| s.metric == Metric::Scheduler)
+    {
+        *st = found(Metric::Scheduler, Rung::Kernel, source, None);
+    }
+}
+
 fn found(metric: Metric, rung: Rung, source: impl Into<String>, note: Option<String>) -> Status {
     Status {
         metric,

@@ -147,6 +147,36 @@ fn check_tsc_rate(fs: &mut Fs, cpus: &[u32], first: &[PerfCounts], second: &[Per
     }
 }
 
+/// Where the in-kernel programs count switches, perf's software counters
+/// are not opened, and a CPU's group can hold the msr PMU's events alone:
+/// they must count there too (opened disabled and enabled with the group,
+/// msr/tsc counted 0 in such a group on Linux 6.18).
+#[test]
+fn msr_events_count_in_a_group_without_the_software_counters() {
+    let _turn = crate::turn::take();
+    if !is_root() {
+        eprintln!("not root: perf needs root to count all tasks per CPU: skipped");
+        return;
+    }
+    if !Path::new(MSR_EVENTS).join("tsc").exists() {
+        eprintln!("no msr/tsc event here: skipped");
+        return;
+    }
+    let mut fs = Fs::new(Roots::default());
+    let cpus = online_cpus(&mut fs);
+    let counted = [PerfEvent::ContextSwitches, PerfEvent::Migrations];
+    let (mut set, failed) = PerfSet::open_but(&cpus, &[], Path::new(SYS), &counted);
+    for e in counted {
+        assert!(!set.opened().iter().any(|(_, x)| *x == e), "{e} opened");
+        assert!(!failed.iter().any(|(x, _)| *x == e), "{e} said to fail");
+    }
+    let first = set.read();
+    std::thread::sleep(Duration::from_millis(200));
+    let second = set.read();
+    assert!(set.read_errors().is_empty(), "{:?}", set.read_errors());
+    check_tsc_rate(&mut fs, &cpus, &first, &second);
+}
+
 #[test]
 fn missing_msr_events_have_a_clear_reason() {
     let _turn = crate::turn::take();
