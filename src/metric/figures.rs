@@ -439,8 +439,8 @@ pub const SOFTIRQ: Figure = Figure {
 
 /// Context switches.
 pub const CSW: Figure = Figure {
-    formula: "Δcontext-switches / dt (dt: perf's Δtime_running)",
-    source: "perf software context-switches (a watched CPU: the in-kernel count)",
+    formula: "Δcontext-switches / dt (dt: the clock's for the in-kernel count, perf's Δtime_running for perf's)",
+    source: "the in-kernel count on every CPU (sched_switch); without BPF, perf software context-switches (a watched CPU: its counting ring)",
     tui: Some(tui(2, 6, Format::Rate)),
     batch: Some(batch(46, Format::Rate)),
     report: Some("CSW"),
@@ -457,8 +457,8 @@ pub const CSW: Figure = Figure {
 
 /// Migrations.
 pub const MIG: Figure = Figure {
-    formula: "Δcpu-migrations / dt (dt: perf's Δtime_running)",
-    source: "perf software cpu-migrations (a watched CPU: the in-kernel count)",
+    formula: "Δcpu-migrations / dt (dt: the clock's for the in-kernel count, perf's Δtime_running for perf's)",
+    source: "the in-kernel count on every CPU (a task switched in away from its last CPU); without BPF, perf software cpu-migrations (a watched CPU: its counting ring)",
     tui: Some(tui(3, 6, Format::Rate)),
     batch: Some(batch(47, Format::Rate)),
     report: Some("MIG"),

@@ -337,8 +337,17 @@ fn fill_cpu(
         fill_idle(r, m, prev, cur, dt_s);
         r.throttle = throttle_delta(prev, cur, cpu, |t| t.core);
     }
-    r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), perf_s);
-    r.mig_per_s = count_rate(prev.migrations.get(&cpu), cur.migrations.get(&cpu), perf_s);
+    let switch_s = if prev.switches_by_clock && cur.switches_by_clock {
+        dt_s
+    } else {
+        perf_s
+    };
+    r.csw_per_s = count_rate(prev.csw.get(&cpu), cur.csw.get(&cpu), switch_s);
+    r.mig_per_s = count_rate(
+        prev.migrations.get(&cpu),
+        cur.migrations.get(&cpu),
+        switch_s,
+    );
     r.rq_wait_pct = rq_wait_pct(prev, cur, cpu, dt_s);
     let (ph, ch) = (prev.hw.get(&cpu), cur.hw.get(&cpu));
     r.smi = match (ph.and_then(|h| h.smi), ch.and_then(|h| h.smi)) {

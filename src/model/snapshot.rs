@@ -118,10 +118,16 @@ pub struct Snapshot {
     pub softirqs: Reading<IrqTable>,
     /// /proc/schedstat.
     pub schedstat: Reading<SchedStat>,
-    /// Context switches per CPU (perf software counter).
+    /// Context switches per CPU: perf's software counter, or the
+    /// in-kernel count (see `switches_by_clock`).
     pub csw: CpuMap<u64>,
-    /// Migrations per CPU (perf software counter).
+    /// Migrations per CPU, from the same source.
     pub migrations: CpuMap<u64>,
+    /// Whether every CPU's `csw` and `migrations` are the in-kernel
+    /// counts, read at this instant: their rates are then over the
+    /// clock's interval, not over a perf group's running time.
+    #[serde(skip)]
+    pub switches_by_clock: bool,
     /// Hardware counters per CPU, and the rung they came from.
     pub hw: CpuMap<CpuHw>,
     /// Package counters by package id.
@@ -148,6 +154,7 @@ impl Snapshot {
             schedstat: Err(Unavailable::new(Cause::Failed, NOT)),
             csw: CpuMap::new(),
             migrations: CpuMap::new(),
+            switches_by_clock: false,
             hw: CpuMap::new(),
             pkg: BTreeMap::new(),
             files: CpuMap::new(),

@@ -518,6 +518,7 @@ impl<H: Hardware> Driver<H> {
                 return;
             }
             let cpus = cpus.clone();
+            snap.switches_by_clock = every;
             let cut = snap.time.mono_ns;
             let counts = counting
                 .as_mut()

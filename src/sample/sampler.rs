@@ -445,6 +445,7 @@ impl<H: Hardware> Sampler<H> {
             schedstat,
             csw: CpuMap::new(),
             migrations: CpuMap::new(),
+            switches_by_clock: false,
             hw: CpuMap::new(),
             pkg: BTreeMap::new(),
             files,

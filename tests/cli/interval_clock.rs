@@ -100,6 +100,42 @@ fn perf_rates_divide_by_perf_time_not_by_the_clock_stamps() {
     assert_eq!(iv.cpu(0).unwrap().csw_per_s, None);
 }
 
+/// In-kernel switch counts are read at the snapshot's instant, whatever
+/// perf group the CPU has: their rate is over the clock's interval, while
+/// the same CPU's perf counts stay over perf's running time.
+#[test]
+fn in_kernel_switch_counts_divide_by_the_clock_and_perf_counts_by_perf_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = machine(dir.path());
+    // 1.25 s by the clock; the msr group ran 0.5 s of it (multiplexed)
+    let mut a = snap(
+        10_000_000_000,
+        1_000_000_000_000,
+        500,
+        5_000_000_000,
+        5_000_000_000,
+    );
+    let mut b = snap(
+        11_250_000_000,
+        1_001_300_000_000,
+        3_000,
+        6_250_000_000,
+        5_500_000_000,
+    );
+    let iv = interval::delta_of(&m, None, &a, &b);
+    assert_eq!(iv.cpu(0).unwrap().csw_per_s, Some(5000.0));
+    a.switches_by_clock = true;
+    b.switches_by_clock = true;
+    let iv = interval::delta_of(&m, None, &a, &b);
+    let c = iv.cpu(0).unwrap();
+    assert_eq!(c.csw_per_s, Some(2000.0));
+    assert_eq!(c.tsc_mhz, Some(2600.0));
+    // one of the two counted by perf: perf's time, as before
+    a.switches_by_clock = false;
+    let iv = interval::delta_of(&m, None, &a, &b);
+    assert_eq!(iv.cpu(0).unwrap().csw_per_s, Some(5000.0));
+}
+
 #[test]
 fn without_perf_times_the_clock_is_used() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,5 @@
-//! Context switches and migrations of a watched CPU, counted hands-off
+//! Context switches and migrations of a watched CPU (and, counted in the
+//! kernel, of an unwatched one), counted hands-off
 //! (by the BPF programs on the CPU, or from the values it writes into its
 //! own counting ring with `--no-trace`), equal the kernel's perf counts
 //! over the same window: the
@@ -35,12 +36,12 @@ fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
 
-/// The kernel's own counts of the watched CPU: (switches, migrations).
-fn peer(p: &mut PerfSet) -> (u64, u64) {
+/// The kernel's own counts of `cpu`: (switches, migrations).
+fn peer(p: &mut PerfSet, cpu: u32) -> (u64, u64) {
     let c = p.read();
     let c = c
         .iter()
-        .find(|c| c.cpu == WATCHED)
+        .find(|c| c.cpu == cpu)
         .expect("the peer counters read");
     (
         c.get(PerfEvent::ContextSwitches).unwrap(),
@@ -66,8 +67,13 @@ fn churn() {
     }
 }
 
-fn check(mut d: Driver<LiveHw>, how: &str) {
-    let (mut p, failed) = PerfSet::open(&[WATCHED], &[], Path::new("/sys"));
+fn check(d: Driver<LiveHw>, how: &str) {
+    check_on(d, how, WATCHED);
+}
+
+/// Checks `cpu`'s counts in the driver's snapshots against perf's.
+fn check_on(mut d: Driver<LiveHw>, how: &str, cpu: u32) {
+    let (mut p, failed) = PerfSet::open(&[cpu], &[], Path::new("/sys"));
     assert!(
         !failed
             .iter()
@@ -75,17 +81,17 @@ fn check(mut d: Driver<LiveHw>, how: &str) {
         "peer counters: {failed:?}"
     );
     let mut stepped = |d: &mut Driver<LiveHw>| {
-        let before = peer(&mut p);
+        let before = peer(&mut p, cpu);
         // a switch is counted a moment before perf writes its record: the
         // snapshot is taken a while after the peer's read, so that every
         // switch the peer counted before it has its record written by then
         std::thread::sleep(Duration::from_millis(20));
         let step = d.step();
-        let after = peer(&mut p);
+        let after = peer(&mut p, cpu);
         let snap = d.engine.last().expect("a snapshot");
         let ours = (
-            snap.csw.get(&WATCHED).copied(),
-            snap.migrations.get(&WATCHED).copied(),
+            snap.csw.get(&cpu).copied(),
+            snap.migrations.get(&cpu).copied(),
         );
         (before, after, ours, step)
     };
@@ -195,6 +201,35 @@ fn in_kernel_counts_count_what_perf_counts() {
     d.set_switches(Some(Box::new(s)), None);
     assert_eq!(d.switch_plan(), Ok(noisetop::pipeline::IN_KERNEL_COUNTS));
     check(d, "in-kernel");
+}
+
+/// The programs count every CPU: an unwatched one's switches and
+/// migrations in the snapshots are theirs too, and equal perf's.
+#[test]
+fn in_kernel_counts_of_an_unwatched_cpu_count_what_perf_counts() {
+    let _turn = crate::turn::take();
+    if !is_root() || !online() {
+        eprintln!("not root, or CPU {WATCHED} offline: skipped");
+        return;
+    }
+    let _cpu1 = cpu1::cpu1();
+    let mut d = driver();
+    let (t, s) = match noisetop::pipeline::in_kernel::open(
+        Path::new("/sys"),
+        Path::new("/proc"),
+        &[WATCHED],
+        Vec::new(),
+    ) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("BPF refused: {why}: skipped");
+            return;
+        }
+    };
+    d.set_tracer(Some(Box::new(t)), None);
+    d.set_switches(Some(Box::new(s)), None);
+    assert!(d.counts_every_cpu());
+    check_on(d, "in-kernel, unwatched CPU 0", 0);
 }
 
 /// The counting ring's samples name the tasks that left the watched CPU:
