@@ -183,3 +183,57 @@ fn the_interrupts_that_hit_the_owner_are_its_tasks_own_and_no_one_elses() {
     assert_eq!((t.owner_ns, t.owner_irq_ns), (700_000_000, 4_500_000));
     assert_eq!(t.intruders.len(), 1);
 }
+
+/// Counts every CPU: each read adds 10 switches and 1 migration.
+struct EveryCpu(u64);
+
+impl super::SwitchSource for EveryCpu {
+    fn counts_at(&mut self, _: u64) -> Vec<crate::os::switch_ring::SwitchCount> {
+        self.0 += 10;
+        (0..2)
+            .map(|cpu| crate::os::switch_ring::SwitchCount {
+                cpu,
+                switches: self.0,
+                migrations: self.0 / 10,
+            })
+            .collect()
+    }
+    fn retarget(&mut self, _: &[u32]) -> Result<(), Unavailable> {
+        Ok(())
+    }
+    fn counts_every_cpu(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn counts_of_every_cpu_fill_every_cpu_and_go_on_when_the_watched_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = dir.path().join("sys/devices/system/cpu");
+    std::fs::create_dir_all(&cpu).unwrap();
+    std::fs::write(cpu.join("online"), "0-1\n").unwrap();
+    let mut d = driver(dir.path());
+    d.set_switches(Some(Box::new(EveryCpu(0))), None);
+    assert!(d.counts_every_cpu());
+    assert!(matches!(d.step(), Step::Ready(_)));
+    let rates = |s: &super::Sample| {
+        (0..2)
+            .map(|c| {
+                let r = s.interval.cpu(c).unwrap();
+                (r.csw_per_s, r.mig_per_s)
+            })
+            .collect::<Vec<_>>()
+    };
+    let s = sample(&mut d);
+    assert_eq!(rates(&s), vec![(Some(10.0), Some(1.0)); 2]);
+    let scheduler = s
+        .statuses
+        .iter()
+        .find(|st| st.metric == crate::sample::ladder::Metric::Scheduler)
+        .unwrap();
+    assert_eq!(scheduler.source.as_deref(), Some(super::IN_KERNEL_COUNTS));
+    // newly watched: the counts go on, no interval is lost
+    d.set_watched(&[1]);
+    let s = sample(&mut d);
+    assert_eq!(rates(&s), vec![(Some(10.0), Some(1.0)); 2]);
+}

@@ -176,14 +176,13 @@ fn untraced_counting_rings_count_what_perf_counts() {
     check(d, "--no-trace");
 }
 
-#[test]
-fn in_kernel_counts_count_what_perf_counts() {
-    let _turn = crate::turn::take();
+/// A driver watching CPU 1 with the in-kernel counts; `None` (said) when
+/// the test cannot run here or BPF is refused.
+fn in_kernel_driver() -> Option<Driver<LiveHw>> {
     if !is_root() || !online() {
         eprintln!("not root, or CPU {WATCHED} offline: skipped");
-        return;
+        return None;
     }
-    let _cpu1 = cpu1::cpu1();
     let mut d = driver();
     let (t, s) = match noisetop::pipeline::in_kernel::open(
         Path::new("/sys"),
@@ -194,11 +193,19 @@ fn in_kernel_counts_count_what_perf_counts() {
         Ok(x) => x,
         Err(why) => {
             eprintln!("BPF refused: {why}: skipped");
-            return;
+            return None;
         }
     };
     d.set_tracer(Some(Box::new(t)), None);
     d.set_switches(Some(Box::new(s)), None);
+    Some(d)
+}
+
+#[test]
+fn in_kernel_counts_count_what_perf_counts() {
+    let _turn = crate::turn::take();
+    let _cpu1 = cpu1::cpu1();
+    let Some(d) = in_kernel_driver() else { return };
     assert_eq!(d.switch_plan(), Ok(noisetop::pipeline::IN_KERNEL_COUNTS));
     check(d, "in-kernel");
 }
@@ -208,26 +215,8 @@ fn in_kernel_counts_count_what_perf_counts() {
 #[test]
 fn in_kernel_counts_of_an_unwatched_cpu_count_what_perf_counts() {
     let _turn = crate::turn::take();
-    if !is_root() || !online() {
-        eprintln!("not root, or CPU {WATCHED} offline: skipped");
-        return;
-    }
     let _cpu1 = cpu1::cpu1();
-    let mut d = driver();
-    let (t, s) = match noisetop::pipeline::in_kernel::open(
-        Path::new("/sys"),
-        Path::new("/proc"),
-        &[WATCHED],
-        Vec::new(),
-    ) {
-        Ok(x) => x,
-        Err(why) => {
-            eprintln!("BPF refused: {why}: skipped");
-            return;
-        }
-    };
-    d.set_tracer(Some(Box::new(t)), None);
-    d.set_switches(Some(Box::new(s)), None);
+    let Some(d) = in_kernel_driver() else { return };
     assert!(d.counts_every_cpu());
     check_on(d, "in-kernel, unwatched CPU 0", 0);
 }
