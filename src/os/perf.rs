@@ -355,13 +355,9 @@ impl PerfSet {
             }
         };
         let mut extra: Vec<CpuGroup> = Vec::new();
-        // PMU events first, then the software counters (see `builder` for
-        // why a member's place once mattered)
-        let pmu_first = wanted
-            .iter()
-            .filter(|(e, _)| !matches!(e.pmu(), SOFTWARE | HARDWARE))
-            .chain(wanted.iter().filter(|(e, _)| e.pmu() == SOFTWARE));
-        for &(ev, kind) in pmu_first {
+        // every member opened enabled counts wherever it sits in the group
+        // (see `builder`); cycles and instructions go in a group of their own
+        for &(ev, kind) in wanted.iter().filter(|(e, _)| e.pmu() != HARDWARE) {
             let b = builder(kind, cpu);
             match main.group.add(&b) {
                 Ok(c) => main.members.push((ev, c)),

@@ -35,10 +35,15 @@ pub fn describe(
     let cpu = if hands_off.len() == 1 { "CPU" } else { "CPUs" };
     for st in statuses.iter_mut() {
         let says = match (st.metric, st.rung) {
-            (Metric::Scheduler, _) => Some(match counts {
-                Ok(from) => format!("watched {cpu} {list}: counted from {from}"),
-                Err(why) => format!("watched {cpu} {list}: {}; {why}", not_read(hands_off)),
-            }),
+            (Metric::Scheduler, _) => match counts {
+                // counted the way every CPU is: nothing to add
+                Ok(from) if st.source.as_deref() == Some(*from) => None,
+                Ok(from) => Some(format!("watched {cpu} {list}: counted from {from}")),
+                Err(why) => Some(format!(
+                    "watched {cpu} {list}: {}; {why}",
+                    not_read(hands_off)
+                )),
+            },
             (
                 Metric::Frequency | Metric::Ipc | Metric::HwCstates | Metric::Smi,
                 Some(Rung::Perf | Rung::Msr),
@@ -153,6 +158,10 @@ mod tests {
                  perf_event_open: permission denied"
             )
         );
+        // every CPU counted in the kernel: the source says it already
+        let mut st = vec![status(Metric::Scheduler, Some(Rung::Kernel), "in-kernel")];
+        describe(&mut st, &[1], &[0], &Ok("in-kernel"));
+        assert_eq!(st[0].note, None, "said once, in the source");
         let mut st = vec![status(Metric::Scheduler, Some(Rung::Perf), "perf")];
         describe(&mut st, &[], &[0], &Ok("x"));
         assert_eq!(st[0].note, None, "nothing watched: nothing to say");
